@@ -1,0 +1,34 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { AccountsService, AuthContext } from '@app/auth';
+import { limitsFor } from '@app/rate-limit';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+
+class AccountLimits {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 60 }) perMinute!: number;
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1000 }) perDay!: number;
+}
+
+export class AccountView {
+  @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['free', 'pro', 'business', 'enterprise'] }) plan!: string;
+  @ApiProperty({ type: AccountLimits }) limits!: AccountLimits;
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+}
+
+@ApiTags('Account')
+@Controller('account')
+export class AccountController {
+  constructor(private readonly accounts: AccountsService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'getAccount', summary: 'The account of the calling key, with its plan limits' })
+  @ApiOkResponse({ type: AccountView })
+  @ApiErrors()
+  async get(@Auth() auth: AuthContext): Promise<AccountView> {
+    const a = await this.accounts.get(auth.accountId);
+    return { id: a.id, name: a.name, plan: a.plan, limits: limitsFor(a), createdAt: a.createdAt.toISOString() };
+  }
+}

@@ -1,0 +1,44 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+
+@ApiSchema({ name: 'NewCategory' })
+export class NewCategoryDto {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Dogs', description: 'Category name (a kind of animal)' })
+  @IsString()
+  @Length(1, 100)
+  name!: string;
+
+  @ApiPropertyOptional({ maxLength: 1000, example: 'Domestic dogs', description: 'Short description of the category' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  description?: string;
+}
+
+/** PATCH body: the fields to change; `description: null` removes the description. */
+@ApiSchema({ name: 'CategoryUpdate' })
+export class CategoryUpdateDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 100)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 1000, nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  description?: string | null;
+}
+
+@ApiSchema({ name: 'Category' })
+export class CategorySchema extends NewCategoryDto {
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Unique identifier assigned on creation' })
+  id!: number;
+}
+
+export interface CategoryView {
+  id: number;
+  name: string;
+  description?: string;
+}

@@ -1,0 +1,52 @@
+import { INestApplication } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { AppConfig } from '@app/config';
+import { httpLogger, httpMetricsMiddleware } from '@app/observability';
+import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
+import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
+
+/** Paths that need no API key and are not rate-limited. */
+export const PUBLIC_PATHS = /^\/(health\/(live|ready)|metrics|openapi\.json|v1\/openapi\.json|docs)(\/|$)/;
+
+/**
+ * Everything between the socket and the controllers, in order. Used by main.ts and by the
+ * tests, so the tests exercise exactly the production stack.
+ */
+export function configureApp(app: NestExpressApplication): INestApplication {
+  const config = app.get(AppConfig);
+  const gate = app.get(RequestGateMiddleware);
+  app.useLogger(app.get(Logger));
+  app.set('trust proxy', config.trustProxy || false);
+  app.set('etag', false);
+  app.disable('x-powered-by');
+  app.use(httpLogger(config, 'api'));
+  app.use(httpMetricsMiddleware);
+  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
+  app.use(
+    (
+      req: Parameters<RequestGateMiddleware['use']>[0],
+      res: Parameters<RequestGateMiddleware['use']>[1],
+      next: () => void,
+    ) => (PUBLIC_PATHS.test(req.path) ? next() : gate.use(req, res, next)),
+  );
+  app.use(rejectNulInUrl);
+  app.use(requireJsonContentType);
+  app.use(jsonBody(config.bodyLimitBytes));
+  app.setGlobalPrefix('v1', { exclude: ['health/live', 'health/ready', 'metrics'] });
+
+  const document = buildOpenApiDocument(app, configuredSunsets(config));
+  app.use(['/openapi.json', '/v1/openapi.json'], (_req: unknown, res: { json: (b: unknown) => void }) =>
+    res.json(document),
+  );
+  SwaggerModule.setup('docs', app, document, {
+    customSiteTitle: 'Pet Store API reference',
+    jsonDocumentUrl: '/openapi.json',
+    swaggerOptions: { url: '/openapi.json' },
+  });
+  return app;
+}

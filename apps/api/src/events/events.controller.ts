@@ -1,0 +1,32 @@
+import { Controller, Get, Query, Res } from '@nestjs/common';
+import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuthContext } from '@app/auth';
+import { PublicEvent } from '@app/webhooks';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { EventSchema, ListEventsQuery } from './events.dto';
+import { EventsService } from './events.service';
+import { LINK_HEADER, page } from '../common/pagination';
+
+@ApiTags('Events')
+@Controller('events')
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @ApiExtension('x-stability', 'beta')
+  @ApiOperation({
+    operationId: 'listEvents',
+    summary: 'The account’s domain events, oldest first; poll with `after` for new ones',
+  })
+  @ApiOkResponse({ type: [EventSchema], headers: LINK_HEADER })
+  @ApiErrors()
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: ListEventsQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PublicEvent[]> {
+    return page(res, '/v1/events', query, await this.events.list(auth.accountId, query));
+  }
+}

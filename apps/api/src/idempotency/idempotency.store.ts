@@ -1,0 +1,109 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { REDIS } from '@app/redis';
+
+/** How long a first answer is replayed. */
+export const REPLAY_TTL_MS = 24 * 3600 * 1000;
+/** How long an in-flight claim lives if its request never finishes (process killed). */
+const IN_FLIGHT_TTL_MS = 60_000;
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+interface Owned {
+  redisKey: string;
+  token: string;
+  sealKey: Buffer;
+}
+
+export type Claim =
+  | ({ kind: 'acquired' } & Owned)
+  | { kind: 'in_flight'; fingerprint: string }
+  | { kind: 'done'; fingerprint: string; response: StoredResponse }
+  /** Redis is unreachable: the request goes ahead unprotected (see docs/messages-and-idempotency.md). */
+  | { kind: 'unavailable' };
+
+// One round trip: either the record that exists, or a new in-flight claim.
+const CLAIM = `
+local existing = redis.call('HMGET', KEYS[1], 'fp', 'response')
+if existing[1] then return existing end
+redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'token', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return nil`;
+// Only the claim's owner may store or drop it (a claim that expired may belong to another request).
+const COMPLETE = `
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'response', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+const RELEASE = `
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])`;
+
+const sha256 = (label: string, text: string) => createHash('sha256').update(`${label}\n${text}`).digest();
+
+/**
+ * Stored answers are sealed (AES-256-GCM) with a key derived from the client's Idempotency-Key,
+ * which Redis never sees: a Redis dump does not reveal them (POST /keys answers hold a secret).
+ */
+function seal(response: StoredResponse, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
+}
+
+function unseal(sealed: string, key: Buffer): StoredResponse {
+  const raw = Buffer.from(sealed, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+}
+
+/** Idempotency records in Redis, one hash per account and key: fingerprint, owner token, answer. */
+@Injectable()
+export class IdempotencyStore {
+  private readonly logger = new Logger(IdempotencyStore.name);
+
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async claim(accountId: number, key: string, fingerprint: string): Promise<Claim> {
+    // The key is hashed: any printable characters, fixed length, and the client's text is not kept.
+    const redisKey = `idem:{${accountId}}:${sha256('name', key).toString('hex')}`;
+    const sealKey = sha256('seal', key);
+    const token = randomUUID();
+    try {
+      const found = (await this.redis.eval(CLAIM, 1, redisKey, fingerprint, token, IN_FLIGHT_TTL_MS)) as
+        [string, string | null] | null;
+      if (!found) return { kind: 'acquired', redisKey, token, sealKey };
+      const [storedFingerprint, response] = found;
+      return response
+        ? { kind: 'done', fingerprint: storedFingerprint, response: unseal(response, sealKey) }
+        : { kind: 'in_flight', fingerprint: storedFingerprint };
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'idempotency store unavailable; not protected');
+      return { kind: 'unavailable' };
+    }
+  }
+
+  async complete(claim: Owned, response: StoredResponse): Promise<void> {
+    await this.run(COMPLETE, claim, seal(response, claim.sealKey), REPLAY_TTL_MS);
+  }
+
+  async release(claim: Owned): Promise<void> {
+    await this.run(RELEASE, claim);
+  }
+
+  /** A failure here leaves the claim to expire (IN_FLIGHT_TTL_MS); the answer itself still goes out. */
+  private async run(script: string, claim: Owned, ...args: (string | number)[]): Promise<void> {
+    try {
+      await this.redis.eval(script, 1, claim.redisKey, claim.token, ...args);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'idempotency record not updated');
+    }
+  }
+}

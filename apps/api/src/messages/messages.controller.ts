@@ -1,0 +1,62 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuthContext } from '@app/auth';
+import { MessageView } from '@app/database';
+import { LINK_HEADER, page } from '../common/pagination';
+import { Auth } from '../gate/auth.decorator';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import {
+  ListMessagesQueryDto,
+  MessageDetailSchema,
+  MessageIdParams,
+  MessageSchema,
+  NewMessageDto,
+} from './messages.dto';
+import { AcceptedMessage, MessagesService } from './messages.service';
+
+@ApiTags('Messages')
+@Controller('messages')
+export class MessagesController {
+  constructor(private readonly messages: MessagesService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent()
+  @ApiOperation({
+    operationId: 'createMessage',
+    summary: 'Queue a message; it is stored before the answer and processed by the worker',
+  })
+  @ApiAcceptedResponse({
+    type: MessageSchema,
+    description: 'Accepted and queued',
+    headers: { Location: { description: 'The message: /v1/messages/{id}', schema: { type: 'string' } } },
+  })
+  async create(
+    @Auth() auth: AuthContext,
+    @Body() body: NewMessageDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AcceptedMessage> {
+    const message = await this.messages.create(auth.accountId, body.message);
+    res.location(`/v1/messages/${message.id}`);
+    return message;
+  }
+
+  @Get()
+  @ApiOperation({ operationId: 'listMessages', summary: 'The account’s messages, oldest first, in keyset pages' })
+  @ApiOkResponse({ type: [MessageDetailSchema], headers: LINK_HEADER })
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: ListMessagesQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<MessageView[]> {
+    return page(res, '/v1/messages', query, await this.messages.list(auth.accountId, query));
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'getMessage', summary: 'A message and its processing state' })
+  @ApiOkResponse({ type: MessageDetailSchema })
+  get(@Auth() auth: AuthContext, @Param() params: MessageIdParams): Promise<MessageView> {
+    return this.messages.get(auth.accountId, params.id);
+  }
+}

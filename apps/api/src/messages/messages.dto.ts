@@ -1,0 +1,103 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/database';
+import { PageLimit } from '../common/pagination';
+
+const ID_EXAMPLE = 'msg_019a9c4e2f10b7d3e8a41c5f9e02';
+
+/** 1..MESSAGE_MAX_LENGTH Unicode characters (code points, as Postgres counts them), well-formed, no NUL. */
+function IsMessageText(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isMessageText',
+    validator: {
+      validate: (v: unknown) => {
+        if (typeof v !== 'string' || v.includes('\0') || /\p{Cs}/u.test(v)) return false;
+        const characters = [...v].length;
+        return characters >= 1 && characters <= MESSAGE_MAX_LENGTH;
+      },
+      defaultMessage: () =>
+        `must be 1 to ${MESSAGE_MAX_LENGTH} characters of well-formed Unicode text without NUL characters`,
+    },
+  });
+}
+
+export class NewMessageDto {
+  @ApiProperty({
+    description: 'Text to send',
+    minLength: 1,
+    maxLength: MESSAGE_MAX_LENGTH,
+    example: 'Hello, pet store!',
+  })
+  @IsString()
+  @IsMessageText()
+  message!: string;
+}
+
+export class MessageIdParams {
+  @ApiProperty({ description: 'Message id', pattern: MESSAGE_ID_PATTERN.source, example: ID_EXAMPLE })
+  @Matches(MESSAGE_ID_PATTERN, { message: 'must be a message id (msg_ followed by 28 hex digits)' })
+  id!: string;
+}
+
+/** Message ids are strings that sort by creation time, so the cursor is a message id. */
+export class ListMessagesQueryDto extends PageLimit {
+  @ApiPropertyOptional({ description: 'The last id of the previous page', pattern: MESSAGE_ID_PATTERN.source })
+  @IsOptional()
+  @Matches(MESSAGE_ID_PATTERN, { message: 'must be a message id (msg_ followed by 28 hex digits)' })
+  after?: string;
+
+  @ApiPropertyOptional({ enum: MESSAGE_STATUSES })
+  @IsOptional()
+  @IsIn(MESSAGE_STATUSES)
+  status?: MessageStatus;
+}
+
+/** The interface's Message result: what POST /messages answers. */
+export class MessageSchema {
+  @ApiProperty({
+    description: 'Identifier of the created message',
+    pattern: MESSAGE_ID_PATTERN.source,
+    example: ID_EXAMPLE,
+  })
+  id!: string;
+
+  @ApiProperty({ description: 'Echo of the text', maxLength: MESSAGE_MAX_LENGTH, example: 'Hello, pet store!' })
+  message!: string;
+
+  @ApiProperty({
+    enum: MESSAGE_STATUSES,
+    enumName: 'MessageStatus',
+    description: 'Processing status: `queued` on acceptance, then `processing`, then `processed` or `failed`',
+    example: 'queued',
+  })
+  status!: MessageStatus;
+
+  @ApiProperty({ format: 'date-time', description: 'Creation time' })
+  createdAt!: string;
+}
+
+export class MessageResultSchema {
+  @ApiProperty({ type: 'integer', description: 'Length of the text in Unicode characters', example: 17 })
+  characters!: number;
+
+  @ApiProperty({ description: 'SHA-256 of the UTF-8 text, hex', pattern: '^[0-9a-f]{64}$' })
+  sha256!: string;
+}
+
+/** A message with its processing state, as GET answers it. */
+export class MessageDetailSchema extends MessageSchema {
+  @ApiProperty({ type: 'integer', description: 'Processing attempts started so far', example: 1 })
+  attempts!: number;
+
+  @ApiProperty({ type: MessageResultSchema, nullable: true, description: 'Set once `processed`' })
+  result!: MessageResultSchema | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why processing failed; set once `failed`' })
+  failureReason!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  processedAt!: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  failedAt!: string | null;
+}

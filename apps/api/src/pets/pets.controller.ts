@@ -1,0 +1,147 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuthContext } from '@app/auth';
+import { AppConfig, Clock } from '@app/config';
+import { ApiError, ParseIdPipe } from '@app/errors';
+import { PetView } from '@app/store';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { page } from '../common/pagination';
+import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
+import { PetsService } from './pets.service';
+
+/** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
+export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
+
+@ApiTags('Pets')
+@Controller('pets')
+export class PetsController {
+  constructor(
+    private readonly pets: PetsService,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listPets',
+    summary: 'Pets of the account, by id (keyset pages), filtered by status, category, name or ids',
+  })
+  @ApiOkResponse({ type: [PetSchema], description: 'A page (the Pets model); `Link: <...>; rel="next"` when more' })
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: PetListQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetView[]> {
+    return page(res, '/v1/pets', query, await this.pets.list(auth.accountId, query));
+  }
+
+  @Post()
+  @Idempotent()
+  @ApiOperation({ operationId: 'createPet', summary: 'Add a pet: 1 unit in stock (available) or none (sold)' })
+  @ApiCreatedResponse({ type: PetSchema, description: 'Created; `Location` names it' })
+  async create(
+    @Auth() auth: AuthContext,
+    @Body() body: NewPetDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetView> {
+    const pet = await this.pets.create(auth.accountId, body);
+    res.setHeader('Location', `/v1/pets/${pet.id}`);
+    return pet;
+  }
+
+  @Get(':petId')
+  @UseInterceptors(ETagInterceptor)
+  @ApiOperation({
+    operationId: 'getPet',
+    summary: 'One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date',
+    deprecated: true,
+  })
+  @ApiOkResponse({
+    type: PetSchema,
+    headers: {
+      Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation', schema: { type: 'string' } },
+      Sunset: { description: 'RFC 8594: HTTP-date after which the operation answers 410', schema: { type: 'string' } },
+      Link: { description: '`</v1/pets?ids={petId}>; rel="successor-version"`', schema: { type: 'string' } },
+      ETag: { description: 'Entity tag of the pet', schema: { type: 'string' } },
+    },
+  })
+  @ApiHeader(IF_NONE_MATCH_HEADER)
+  @ApiErrors(410)
+  getOne(
+    @Auth() auth: AuthContext,
+    @Param('petId', ParseIdPipe) id: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PetView> {
+    const headers = {
+      Deprecation: `@${Math.floor(PET_GET_DEPRECATED_AT.getTime() / 1000)}`,
+      Sunset: this.config.petGetSunsetAt.toUTCString(),
+      Link: `</v1/pets?ids=${id}>; rel="successor-version"`,
+    };
+    if (this.clock.now() >= this.config.petGetSunsetAt) {
+      throw new ApiError(
+        'endpoint_sunset',
+        'GET /pets/{petId} is past its sunset; use GET /pets?ids=',
+        undefined,
+        headers,
+      );
+    }
+    res.set(headers);
+    return this.pets.get(auth.accountId, id);
+  }
+
+  @Patch(':petId')
+  @UseInterceptors(ETagInterceptor)
+  @ApiOperation({ operationId: 'updatePet', summary: 'Change a pet (a status sets the stock it implies)' })
+  @ApiOkResponse({ type: PetSchema })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiErrors(412)
+  update(
+    @Auth() auth: AuthContext,
+    @Param('petId', ParseIdPipe) id: number,
+    @Body() body: PetUpdateDto,
+    @Headers('if-match') ifMatch?: string,
+  ): Promise<PetView> {
+    return this.pets.update(auth.accountId, id, body, ifMatch);
+  }
+
+  @Delete(':petId')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'deletePet',
+    summary: 'Delete a pet without open orders (else 409 pet_has_open_orders)',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiErrors(409, 412)
+  async remove(
+    @Auth() auth: AuthContext,
+    @Param('petId', ParseIdPipe) id: number,
+    @Headers('if-match') ifMatch?: string,
+  ): Promise<void> {
+    await this.pets.remove(auth.accountId, id, ifMatch);
+  }
+}

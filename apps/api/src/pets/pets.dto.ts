@@ -1,0 +1,108 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { PET_STATUSES, PetStatus } from '@app/database';
+import { references } from '../openapi/api-errors.decorator';
+import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';
+
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+/** A client may ask for `available` (one unit in stock) or `sold` (none); `pending` is derived only. */
+const CHOOSABLE_STATUSES = ['available', 'sold'] as const;
+const STATUS_DOC =
+  'Derived from stock and orders. On writes only `available` (ensures at least one unit in stock) ' +
+  'or `sold` (empties the stock) may be sent; `pending` is refused with 400.';
+
+@ApiSchema({ name: 'NewPet' })
+export class NewPetDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Rex', description: "The animal's name" })
+  @IsString()
+  @Length(1, 200)
+  name!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    ...references('Category'),
+    minimum: 1,
+    description: 'ID of the category the animal belongs to (a category of this account)',
+  })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_ID)
+  categoryId!: number;
+
+  @ApiPropertyOptional({ enum: CHOOSABLE_STATUSES, default: 'available', description: STATUS_DOC })
+  @IsOptional()
+  @IsIn(CHOOSABLE_STATUSES, { message: 'status must be available or sold (pending is derived, never chosen)' })
+  status?: Exclude<PetStatus, 'pending'>;
+}
+
+/** PATCH body: the fields to change. */
+@ApiSchema({ name: 'PetUpdate' })
+export class PetUpdateDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({ type: 'integer', format: 'int64', ...references('Category'), minimum: 1 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_ID)
+  categoryId?: number;
+
+  @ApiPropertyOptional({ enum: CHOOSABLE_STATUSES, description: STATUS_DOC })
+  @IsOptional()
+  @IsIn(CHOOSABLE_STATUSES, { message: 'status must be available or sold (pending is derived, never chosen)' })
+  status?: Exclude<PetStatus, 'pending'>;
+}
+
+@ApiSchema({ name: 'Pet' })
+export class PetSchema {
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Unique identifier assigned on creation' })
+  id!: number;
+  @ApiProperty({ description: "The animal's name" }) name!: string;
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    ...references('Category'),
+    description: 'ID of the category the animal belongs to',
+  })
+  categoryId!: number;
+  @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus', description: STATUS_DOC }) status!: PetStatus;
+}
+
+export class PetListQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: PET_STATUSES, enumName: 'PetStatus' })
+  @IsOptional()
+  @IsIn(PET_STATUSES)
+  status?: PetStatus;
+
+  @ApiPropertyOptional({ type: 'integer', format: 'int64', ...references('Category'), minimum: 1 })
+  @IsOptional()
+  @IntParam()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_ID)
+  categoryId?: number;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    example: '1,2,3',
+    pattern: `^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,${MAX_PAGE_SIZE - 1}}$`,
+    description: `Comma-separated pet ids (at most ${MAX_PAGE_SIZE})`,
+  })
+  @IsOptional()
+  @CommaSeparatedIds()
+  @IsArray()
+  @ArrayMaxSize(MAX_PAGE_SIZE)
+  @IsInt({ each: true, message: 'ids must be comma-separated positive integers' })
+  ids?: number[];
+}

@@ -1,0 +1,46 @@
+import { Controller, Get, Req } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { RateLimitDecision, WindowState } from '@app/rate-limit';
+
+class RateLimitWindow {
+  @ApiProperty({ enum: ['minute', 'day'] }) name!: string;
+  @ApiProperty({ type: 'integer' }) limit!: number;
+  @ApiProperty({ type: 'integer' }) used!: number;
+  @ApiProperty({ type: 'integer' }) remaining!: number;
+  @ApiProperty({ type: 'integer', description: 'Unix seconds' }) reset!: number;
+}
+
+class RateLimitStatus {
+  @ApiProperty({ type: RateLimitWindow }) minute!: RateLimitWindow;
+  @ApiProperty({ type: RateLimitWindow }) day!: RateLimitWindow;
+  @ApiProperty() banned!: boolean;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Seconds left on a ban' }) banSecondsLeft!:
+    number | null;
+}
+
+const view = (w: WindowState): RateLimitWindow => ({
+  name: w.name,
+  limit: w.limit,
+  used: w.used,
+  remaining: w.remaining,
+  reset: Math.ceil(w.resetAtMs / 1000),
+});
+
+@ApiTags('Account')
+@Controller('rate_limit')
+export class RateLimitController {
+  @Get()
+  @ApiOperation({ operationId: 'getRateLimit', summary: 'Both windows and any ban of the calling key; does not count' })
+  @ApiOkResponse({ type: RateLimitStatus })
+  status(@Req() req: Request): RateLimitStatus {
+    const d = req.rateLimit as RateLimitDecision;
+    const banned = d.outcome === 'banned';
+    return {
+      minute: view(d.minute),
+      day: view(d.day),
+      banned,
+      banSecondsLeft: banned ? (d.retryAfterSeconds ?? null) : null,
+    };
+  }
+}

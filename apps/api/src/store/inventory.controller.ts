@@ -1,0 +1,54 @@
+import { Body, Controller, Get, Headers, Param, Put, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuthContext } from '@app/auth';
+import { ParseIdPipe } from '@app/errors';
+import { InventoryItemView } from '@app/store';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { page } from '../common/pagination';
+import { InventoryService } from './inventory.service';
+import { InventoryItemSchema, InventoryListQuery, InventoryUpdateDto } from './store.dto';
+
+@ApiTags('Store')
+@Controller('store/inventory')
+export class InventoryController {
+  constructor(private readonly inventory: InventoryService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listInventory', summary: 'Stock and status of each pet, by pet id (keyset pages)' })
+  @ApiOkResponse({ type: [InventoryItemSchema], description: 'A page; `Link: <...>; rel="next"` when there is more' })
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: InventoryListQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<InventoryItemView[]> {
+    const items = await this.inventory.list(auth.accountId, query);
+    return page(res, '/v1/store/inventory', query, items, (item) => item.petId);
+  }
+
+  @Get(':petId')
+  @UseInterceptors(ETagInterceptor)
+  @ApiOperation({ operationId: 'getInventoryItem', summary: "One pet's stock and status" })
+  @ApiOkResponse({ type: InventoryItemSchema })
+  @ApiHeader(IF_NONE_MATCH_HEADER)
+  get(@Auth() auth: AuthContext, @Param('petId', ParseIdPipe) petId: number): Promise<InventoryItemView> {
+    return this.inventory.get(auth.accountId, petId);
+  }
+
+  @Put(':petId')
+  @UseInterceptors(ETagInterceptor)
+  @ApiOperation({ operationId: 'updateInventoryItem', summary: "Set a pet's stock; its status follows" })
+  @ApiOkResponse({ type: InventoryItemSchema })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiErrors(412)
+  set(
+    @Auth() auth: AuthContext,
+    @Param('petId', ParseIdPipe) petId: number,
+    @Body() body: InventoryUpdateDto,
+    @Headers('if-match') ifMatch?: string,
+  ): Promise<InventoryItemView> {
+    return this.inventory.set(auth.accountId, petId, body.quantity, ifMatch);
+  }
+}

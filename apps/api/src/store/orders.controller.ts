@@ -1,0 +1,93 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuthContext } from '@app/auth';
+import { ParseIdPipe } from '@app/errors';
+import { OrderView } from '@app/store';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { page } from '../common/pagination';
+import { OrdersService } from './orders.service';
+import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
+
+@ApiTags('Store')
+@Controller('store/orders')
+export class OrdersController {
+  constructor(private readonly orders: OrdersService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listOrders', summary: 'Orders of the account, by id (keyset pages)' })
+  @ApiOkResponse({ type: [OrderSchema], description: 'A page; `Link: <...>; rel="next"` when there is more' })
+  async list(
+    @Auth() auth: AuthContext,
+    @Query() query: OrderListQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OrderView[]> {
+    return page(res, '/v1/store/orders', query, await this.orders.list(auth.accountId, query));
+  }
+
+  @Post()
+  @Idempotent()
+  @ApiOperation({
+    operationId: 'placeOrder',
+    summary: 'Order units of a pet: stock is taken at once; the worker fulfils at the ship date',
+  })
+  @ApiCreatedResponse({ type: OrderSchema, description: 'Placed (`complete: false`); `Location` names it' })
+  @ApiErrors(409)
+  async place(
+    @Auth() auth: AuthContext,
+    @Body() body: NewOrderDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OrderView> {
+    const order = await this.orders.place(auth.accountId, body);
+    res.setHeader('Location', `/v1/store/orders/${order.id}`);
+    return order;
+  }
+
+  @Get(':orderId')
+  @UseInterceptors(ETagInterceptor)
+  @ApiOperation({ operationId: 'getOrder', summary: 'One order' })
+  @ApiOkResponse({ type: OrderSchema })
+  @ApiHeader(IF_NONE_MATCH_HEADER)
+  get(@Auth() auth: AuthContext, @Param('orderId', ParseIdPipe) id: number): Promise<OrderView> {
+    return this.orders.get(auth.accountId, id);
+  }
+
+  @Delete(':orderId')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'cancelOrder',
+    summary: 'Cancel an open order: its units return to stock (409 order_not_cancellable once complete)',
+  })
+  @ApiNoContentResponse({ description: 'Cancelled' })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiErrors(409, 412)
+  async cancel(
+    @Auth() auth: AuthContext,
+    @Param('orderId', ParseIdPipe) id: number,
+    @Headers('if-match') ifMatch?: string,
+  ): Promise<void> {
+    await this.orders.cancel(auth.accountId, id, ifMatch);
+  }
+}

@@ -1,0 +1,34 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionService } from '@app/outbox';
+import { JobName, JobPayloads, jobIds } from '@app/queues';
+
+/**
+ * Turns one event into one delivery per subscribed, active webhook of its account, and
+ * stages their jobs in the same transaction. The unique (webhook_id, event_id) index makes a
+ * repeated fan-out (relay re-enqueue, job retry) add nothing. Webhooks created after the
+ * event do not receive it.
+ */
+@Injectable()
+export class EventFanOutService {
+  constructor(private readonly tx: TransactionService) {}
+
+  async fanOut({ accountId, eventId }: JobPayloads[JobName.FanOutEvent]): Promise<number> {
+    return this.tx.run(async (tx) => {
+      const rows: { id: number }[] = await tx.manager.query(
+        `INSERT INTO webhook_deliveries (webhook_id, account_id, event_id, event_type)
+         SELECT w.id, e.account_id, e.id, e.type
+           FROM events e
+           JOIN webhooks w ON w.account_id = e.account_id
+          WHERE e.id = $1 AND e.account_id = $2
+            AND w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+         ON CONFLICT (webhook_id, event_id) DO NOTHING
+         RETURNING id`,
+        [eventId, accountId],
+      );
+      for (const { id } of rows) {
+        tx.enqueue(JobName.DeliverWebhook, { accountId, deliveryId: id, attempt: 0 }, jobIds.delivery(id, 0));
+      }
+      return rows.length;
+    });
+  }
+}

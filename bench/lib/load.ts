@@ -1,0 +1,71 @@
+import autocannon from 'autocannon';
+import { cpuMs, RssSampler } from './proc';
+
+export interface Target {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Varies each request (a different pet id, say); called by autocannon per request. */
+  next?: () => { method?: 'GET' | 'POST'; path?: string; body?: string; headers?: Record<string, string> };
+}
+
+export interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Answers outside 2xx plus socket errors and timeouts: a row with any is suspect. */
+  failures: number;
+  total: number;
+  peakRssMb: number;
+  /** CPU time of the server process per answered request, in microseconds. */
+  cpuUsPerReq: number;
+}
+
+export interface LoadOptions {
+  connections: number;
+  warmupS: number;
+  durationS: number;
+  /** The process whose RSS is sampled during the measured part. */
+  pid?: number;
+}
+
+function options(target: Target, connections: number): autocannon.Options {
+  const base = new URL(target.url);
+  const request: autocannon.Request = {
+    method: target.method ?? 'GET',
+    path: base.pathname + base.search,
+    headers: target.headers,
+    body: target.body,
+  };
+  if (target.next) {
+    const next = target.next;
+    request.setupRequest = (req) => ({ ...req, ...next() });
+  }
+  return { url: base.origin, connections, timeout: 10, requests: [request] };
+}
+
+/** Warm-up (discarded), then the measured run at the given concurrency. */
+export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {
+  if (o.warmupS > 0) await autocannon({ ...options(target, o.connections), duration: o.warmupS });
+  const sampler = o.pid ? new RssSampler(o.pid) : undefined;
+  const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
+  const r = await autocannon({ ...options(target, o.connections), duration: o.durationS });
+  const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
+  const peakRssMb = sampler?.stop() ?? NaN;
+  return {
+    rps: r['2xx'] / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    failures: r.non2xx + r.errors + r.timeouts,
+    total: r.requests.total,
+    peakRssMb,
+    cpuUsPerReq: (cpuUsed * 1000) / r.requests.total,
+  };
+}
+
+/** Sends exactly `amount` requests (to queue work), as fast as `connections` allow. */
+export async function send(target: Target, amount: number, connections = 50): Promise<number> {
+  const r = await autocannon({ ...options(target, connections), amount });
+  return r['2xx'];
+}

@@ -1,0 +1,133 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The server side runs on core 0, the load generator (this process) on core 1. */
+export const SERVER_CORE = 0;
+export const LOAD_CORE = 1;
+
+export const HAS_TASKSET = (() => {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** ts-node (transpile only) for the bench-only servers, which import TypeScript sources. */
+export const TS_NODE = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+
+const live = new Set<ChildProcess>();
+// A failed run must not leave servers behind: they are killed with the driver.
+process.on('exit', () => live.forEach((c) => c.kill('SIGKILL')));
+
+export interface Proc {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node args` pinned to the server core, output to a log file under the temp dir. */
+export function startNode(name: string, args: string[], env: Record<string, string>, logDir: string): Proc {
+  const cmd = HAS_TASKSET ? 'taskset' : process.execPath;
+  const argv = HAS_TASKSET ? ['-c', String(SERVER_CORE), process.execPath, ...args] : args;
+  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = createWriteStream(join(logDir, `${name}.out`), { flags: 'a' });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  live.add(child);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      live.delete(child);
+      resolve();
+    }),
+  );
+  return {
+    name,
+    // taskset execs node in place: the pid is the server's own.
+    pid: child.pid as number,
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Polls a URL until it answers 2xx (or the process dies, or the deadline passes). */
+export async function waitForHttp(url: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited with ${proc.child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`${proc.name} not ready at ${url} after ${timeoutMs} ms`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident set size of a process in MB (VmRSS, or VmHWM for the lifetime peak). */
+export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return kb / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far. On a shared machine the CPU time
+ * per request is steadier than requests/s, which depends on the share of the core we get.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Samples VmRSS every 100 ms while a measurement runs; VmHWM is lifetime-wide and would blur rows. */
+export class RssSampler {
+  private peak = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), 100);
+  }
+
+  private sample(): void {
+    const mb = rssMb(this.pid);
+    if (mb > this.peak) this.peak = mb;
+  }
+
+  stop(): number {
+    clearInterval(this.timer);
+    this.sample();
+    return this.peak;
+  }
+}

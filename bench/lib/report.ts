@@ -1,0 +1,228 @@
+import { Measurement } from './load';
+
+export interface Report {
+  started: Date;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    node: string;
+    taskset: boolean;
+    pool: number;
+    logLevel: string;
+    commit: string;
+    quick: boolean;
+    durationS: number;
+    warmupS: number;
+    connections: number;
+  };
+  rows: ({ name: string; m: Measurement } | { name: string; missing: string })[];
+}
+
+export type GateRows = Record<'none' | 'auth' | 'gate', Measurement>;
+export interface CatalogRows {
+  pets: number;
+  deepRow: number;
+  first: Measurement;
+  deep: Measurement;
+  plans: string[];
+}
+export interface ContentionRows {
+  hot: Measurement;
+  spread: Measurement;
+}
+export interface MessagesRows {
+  api: Measurement;
+  plain: { rps: number; p50: number; p99: number };
+}
+export interface SoakRows {
+  m: Measurement;
+  samples: { t: number; mb: number }[];
+}
+export interface WebhookRows {
+  queued: number;
+  delivered: number;
+  perS: number;
+}
+
+const GATE_LABELS = {
+  none: 'nothing',
+  auth: 'auth (the gate; its limiter admits without Redis)',
+  gate: 'auth + limiter (the real gate)',
+};
+
+const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
+const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
+const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
+const ratio = (a: number, b: number) => n2(a / b);
+
+function table(head: string[], rows: string[][]): string {
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+export function renderReport(
+  r: Report,
+  s: {
+    gate: GateRows;
+    catalog: CatalogRows;
+    contention: ContentionRows;
+    messages?: MessagesRows;
+    drain?: { perS: number; seconds: number; queued: number };
+    webhooks: WebhookRows;
+    soak?: SoakRows;
+  },
+): string {
+  const m = r.machine;
+  const baselineB = r.rows.find((x) => x.name.startsWith('Baseline B') && 'm' in x) as { m: Measurement } | undefined;
+  const out: string[] = [];
+  out.push(`# Benchmark ${r.started.toISOString().slice(0, 16).replace('T', ' ')} UTC${m.quick ? ' (quick run)' : ''}`);
+  out.push(
+    `Machine: ${m.cpus} cores (${m.cpuModel}), Node ${m.node}; server on core 0 and load generator on core 1: ${
+      m.taskset ? 'yes (taskset)' : 'no (taskset missing)'
+    }. Postgres and Redis are shared and unpinned. Commit ${m.commit}; DATABASE_POOL_SIZE=${m.pool}; LOG_LEVEL=${m.logLevel} to a file. ` +
+      `autocannon, ${m.connections} connections, ${m.warmupS} s warm-up then ${m.durationS} s per row. One API process.`,
+  );
+  out.push(
+    table(
+      ['Row', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', '× baseline B', 'server CPU µs/req', 'failed'],
+      r.rows.map((x) =>
+        'm' in x
+          ? [
+              x.name,
+              n0(x.m.rps),
+              n1(x.m.p50),
+              n1(x.m.p99),
+              n0(x.m.peakRssMb),
+              baselineB ? ratio(x.m.rps, baselineB.m.rps) : 'n/a',
+              n0(x.m.cpuUsPerReq),
+              String(x.m.failures),
+            ]
+          : [x.name, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', x.missing],
+      ),
+    ),
+  );
+  out.push(
+    'req/s counts 2xx answers only; "failed" counts non-2xx answers, socket errors and timeouts; peak RSS is the ' +
+      'highest VmRSS of the server process sampled every 100 ms during the row (baselines: their own process, under ts-node); ' +
+      'server CPU µs/req is the user + system CPU time of the server process during the row divided by the requests it answered: ' +
+      'on a machine shared with other work it is steadier than req/s, which depends on the share of the core the server gets.',
+  );
+
+  const g = s.gate;
+  out.push('## Auth and limiter cost (trivial route, same bench app, real RequestGateMiddleware)');
+  out.push(
+    table(
+      ['In front of the route', 'req/s', 'p50 ms', 'p99 ms', '× no gate', 'CPU µs/req', '× no gate (by CPU)'],
+      (['none', 'auth', 'gate'] as const).map((k) => [
+        GATE_LABELS[k],
+        n0(g[k].rps),
+        n1(g[k].p50),
+        n1(g[k].p99),
+        ratio(g[k].rps, g.none.rps),
+        n0(g[k].cpuUsPerReq),
+        ratio(g.none.cpuUsPerReq, g[k].cpuUsPerReq),
+      ]),
+    ),
+  );
+  out.push(
+    `Targets: auth ≥ 0.9 × no gate, auth + limiter ≥ 0.8 (the CPU column is the same ratio measured as the inverse of the server's CPU time per request, steadier on a shared machine). The limiter adds ${n1(g.gate.p50 - g.auth.p50)} ms at p50 and ${n1(
+      g.gate.p99 - g.auth.p99,
+    )} ms at p99 (its one EVALSHA round trip to Redis).`,
+  );
+
+  const c = s.catalog;
+  out.push(`## Catalog depth (${n0(c.pets)} pets in one account, GET /v1/pets?limit=100)`);
+  out.push(
+    table(
+      ['Page', 'req/s', 'p50 ms', 'p99 ms'],
+      [
+        ['first', n0(c.first.rps), n1(c.first.p50), n1(c.first.p99)],
+        [`${n0(c.deepRow)} rows deep (after=)`, n0(c.deep.rps), n1(c.deep.p50), n1(c.deep.p99)],
+      ],
+    ),
+  );
+  out.push(
+    `Cost of the deep page relative to the first: ${ratio(c.first.rps, c.deep.rps)}× (by throughput), ${ratio(
+      c.deep.p50,
+      c.first.p50,
+    )}× (by p50); target ≤ 1.5×. Plans (first, deep):`,
+  );
+  out.push(c.plans.map((p) => '```\n' + p + '\n```').join('\n'));
+
+  const k = s.contention;
+  out.push('## Orders: one hot pet vs 1,000 pets (POST /v1/store/orders)');
+  out.push(
+    table(
+      ['Pets', 'orders/s', 'p50 ms', 'p99 ms'],
+      [
+        ['one (every order locks the same row)', n0(k.hot.rps), n1(k.hot.p50), n1(k.hot.p99)],
+        ['1,000 (spread)', n0(k.spread.rps), n1(k.spread.p50), n1(k.spread.p99)],
+      ],
+    ),
+  );
+  out.push(
+    `Hot / spread: ${ratio(k.hot.rps, k.spread.rps)}× the throughput, ${ratio(k.hot.p99, k.spread.p99)}× the p99.`,
+  );
+
+  out.push('## Messages');
+  if (s.messages) {
+    const x = s.messages;
+    out.push(
+      table(
+        ['Path', 'accepted/s', 'p50 ms', 'p99 ms'],
+        [
+          ['POST /v1/messages (202 after commit)', n0(x.api.rps), n1(x.api.p50), n1(x.api.p99)],
+          [
+            `plain Postgres from a script (message + outbox row per transaction, pool ${m.pool}, ${m.connections} loops)`,
+            n0(x.plain.rps),
+            n1(x.plain.p50),
+            n1(x.plain.p99),
+          ],
+        ],
+      ),
+    );
+    out.push(
+      `API / plain Postgres: ${ratio(x.api.rps, x.plain.rps)}× the throughput. Targets: ≥ 2,000 accepted/s, p99 ≤ 50 ms.`,
+    );
+  } else {
+    out.push('POST /v1/messages is not on this branch yet: no figures.');
+  }
+  if (s.drain)
+    out.push(
+      `Worker drain: ${n0(s.drain.queued)} queued messages to none in ${n1(s.drain.seconds)} s: **${n0(s.drain.perS)} messages/s** (one worker process).`,
+    );
+
+  out.push('## Webhooks');
+  out.push(
+    `${n0(s.webhooks.delivered)} of ${n0(s.webhooks.queued)} queued pet.created events delivered to a local receiver by one worker process: **${n0(
+      s.webhooks.perS,
+    )} deliveries/s** (first to last delivery; includes the fan-out job per event).`,
+  );
+
+  if (s.soak) {
+    const smp = s.soak.samples;
+    const at = (f: number) => smp[Math.min(smp.length - 1, Math.floor(smp.length * f))]?.mb ?? NaN;
+    out.push(`## Memory over ${smp.length} s of mixed load (GET pet, POST order${s.messages ? ', POST message' : ''})`);
+    out.push(
+      table(
+        ['start', 'middle', 'end', 'peak', 'req/s', 'p99 ms', 'failed'],
+        [
+          [
+            n0(at(0.05)),
+            n0(at(0.5)),
+            n0(at(0.99)),
+            n0(s.soak.m.peakRssMb),
+            n0(s.soak.m.rps),
+            n1(s.soak.m.p99),
+            String(s.soak.m.failures),
+          ].map(String),
+        ],
+      ),
+    );
+    out.push(`API RSS in MB. Growth from the middle to the end: ${n1(at(0.99) - at(0.5))} MB.`);
+  }
+  return out.join('\n\n') + '\n';
+}

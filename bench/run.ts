@@ -1,0 +1,449 @@
+// `npm run bench`: baselines and the service's hot paths, measured in one run on this machine.
+// Flags: --quick (short durations, smaller queues: a smoke run), --record (also write
+// bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
+// --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { loadConfig } from '@app/config';
+import { measure, Measurement, send, Target } from './lib/load';
+import { HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import { createAccount, DATABASE_URL, flushRedis, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import {
+  Report,
+  renderReport,
+  GateRows,
+  CatalogRows,
+  ContentionRows,
+  MessagesRows,
+  SoakRows,
+  WebhookRows,
+} from './lib/report';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const option = (name: string, fallback: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
+};
+
+// Pin this process (the load generator) to its core, once, by re-executing under taskset.
+if (HAS_TASKSET && !process.env.BENCH_PINNED) {
+  const r = spawnSync(
+    'taskset',
+    ['-c', String(LOAD_CORE), process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_PINNED: '1' },
+    },
+  );
+  process.exit(r.status ?? 1);
+}
+
+const QUICK = flag('--quick');
+const RECORD = flag('--record');
+const SOAK = !flag('--no-soak');
+const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
+const LOG_LEVEL = option('--log-level', 'info');
+const CONNECTIONS = 50;
+const T = {
+  warmupS: QUICK ? 1 : 3,
+  durationS: QUICK ? 3 : 10,
+  soakS: QUICK ? 10 : 60,
+  queued: QUICK ? 2_000 : 10_000,
+  catalogPets: QUICK ? 10_000 : 100_000,
+};
+const DEEP_ROW = Math.floor(T.catalogPets * 0.9);
+
+const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const baseEnv: Record<string, string> = {
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  DATABASE_POOL_SIZE: POOL,
+  LOG_LEVEL,
+  DEMO_SEED: 'false',
+  ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+  // The sweep would re-enqueue the orders whose jobs the bench drops between phases.
+  SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
+};
+
+async function startApi(): Promise<{ proc: Proc; url: string }> {
+  const port = await freePort();
+  const proc = startNode(
+    'api',
+    ['dist/apps/api/main.js'],
+    { ...baseEnv, PORT: String(port), LOG_FILE: join(tmp, 'api.log') },
+    tmp,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/health/ready`, proc);
+  return { proc, url };
+}
+
+async function startWorker(): Promise<Proc> {
+  const port = await freePort();
+  const proc = startNode(
+    'worker',
+    ['dist/apps/worker/main.js'],
+    { ...baseEnv, WORKER_PORT: String(port), LOG_FILE: join(tmp, 'worker.log') },
+    tmp,
+  );
+  await waitForHttp(`http://127.0.0.1:${port}/health/ready`, proc);
+  return proc;
+}
+
+/** A bench-only server (TypeScript under ts-node), ready when `readyPath` answers. */
+async function startBenchServer(name: string, file: string, readyPath: string, extraArgs: string[] = []) {
+  const port = await freePort();
+  const proc = startNode(name, [...TS_NODE, file, ...extraArgs], { ...baseEnv, PORT: String(port) }, tmp);
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}${readyPath}`, proc);
+  return { proc, url };
+}
+
+const json = (key: string) => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+function rotating<T>(items: T[]): () => T {
+  let i = 0;
+  return () => items[i++ % items.length];
+}
+
+async function run(target: Target, pid: number | undefined, durationS = T.durationS): Promise<Measurement> {
+  return measure(target, { connections: CONNECTIONS, warmupS: T.warmupS, durationS, pid });
+}
+
+/** Polls `count()` until it reaches 0; the rate counts from the first poll that saw work done. */
+async function drainRate(count: () => Promise<number>, total: number): Promise<{ perS: number; seconds: number }> {
+  let start: { t: number; left: number } | undefined;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const left = await count();
+    const t = performance.now();
+    if (!start && left < total) start = { t, left };
+    if (left === 0 && start) {
+      const seconds = (t - start.t) / 1000;
+      return { perS: seconds > 0 ? start.left / seconds : NaN, seconds };
+    }
+    if (Date.now() > deadline) throw new Error(`drain stalled with ${left} left`);
+    await sleep(50);
+  }
+}
+
+/** Plain Postgres: the message row and its outbox row in one transaction, from `connections` loops. */
+async function plainMessageInserts(pool: Pool, accountId: number, durationS: number) {
+  const latencies: number[] = [];
+  const end = performance.now() + durationS * 1000;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const id = `msg_${randomBytes(14).toString('hex')}`;
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(
+          `INSERT INTO messages (id, account_id, message, status, attempts, created_at) VALUES ($1, $2, $3, 'queued', 0, now())`,
+          [id, accountId, 'hello from the bench'],
+        );
+        await client.query(
+          `INSERT INTO outbox (queue, job_name, job_id, payload) VALUES ('messages', 'message.process', $1, $2::jsonb)`,
+          [id, JSON.stringify({ accountId, messageId: id })],
+        );
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
+  return { rps: latencies.length / seconds, p50: pct(0.5), p99: pct(0.99) };
+}
+
+/** Counts signed deliveries; answers 204 at once so the worker is what is measured. */
+function webhookReceiver(): Promise<{ server: Server; url: string; times: number[] }> {
+  const times: number[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      times.push(performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, times }),
+    ),
+  );
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  log(`temp dir ${tmp}; taskset ${HAS_TASKSET ? 'yes' : 'no'}; ${QUICK ? 'quick' : 'full'} run`);
+  await freshStores(baseEnv);
+  const cliEnv = { ...baseEnv, LOG_LEVEL: 'error' };
+  const main = createAccount('bench-main', cliEnv);
+  const catalog = createAccount('bench-catalog', cliEnv);
+  const drain = createAccount('bench-drain', cliEnv);
+  const hooks = createAccount('bench-webhooks', cliEnv);
+  const pool = new Pool({ connectionString: DATABASE_URL, max: Number(POOL) });
+  const spread = await seedPets(pool, main.accountId, 1_000, 1_000_000);
+  const [hot] = await seedPets(pool, main.accountId, 1, 1_000_000_000);
+  log(`seeding ${T.catalogPets} pets in one account`);
+  const deep = await seedPets(pool, catalog.accountId, T.catalogPets, 1);
+  const report: Report = {
+    started,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      taskset: HAS_TASKSET,
+      pool: Number(POOL),
+      logLevel: LOG_LEVEL,
+      commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(),
+      quick: QUICK,
+      durationS: T.durationS,
+      warmupS: T.warmupS,
+      connections: CONNECTIONS,
+    },
+    rows: [],
+  };
+
+  // Baselines.
+  for (const [name, file, path] of [
+    ['Baseline A: node:http, fixed JSON', 'bench/servers/baseline-http.ts', '/'],
+    ['Baseline B: bare NestJS (Express), one route', 'bench/servers/baseline-nest.ts', '/fixed'],
+  ] as const) {
+    const s = await startBenchServer(name.slice(0, 10).replace(/\W/g, ''), file, path);
+    log(`measuring ${name}`);
+    report.rows.push({ name, m: await run({ url: `${s.url}${path}` }, s.proc.pid) });
+    await s.proc.stop();
+  }
+
+  // The service.
+  const api = await startApi();
+  const petIds = rotating(spread);
+  const petPath = () => ({ path: `/v1/pets/${petIds()}` });
+  const spreadOrder = () => ({ body: JSON.stringify({ petId: petIds(), quantity: 1 }) });
+  const messageBody = JSON.stringify({ message: 'hello from the bench' });
+  const probe = await fetch(`${api.url}/v1/messages`, {
+    method: 'POST',
+    headers: json(main.apiKey),
+    body: messageBody,
+  });
+  const hasMessages = probe.status === 202 || probe.status === 201;
+  if (!hasMessages) log(`POST /v1/messages answered ${probe.status}: messages rows skipped`);
+
+  const row = async (name: string, target: Target, durationS?: number) => {
+    log(`measuring ${name}`);
+    const m = await run(target, api.proc.pid, durationS);
+    report.rows.push({ name, m });
+    return m;
+  };
+  await row('GET /v1/pets/{id}', {
+    url: `${api.url}/v1/pets/${spread[0]}`,
+    headers: bearer(main.apiKey),
+    next: petPath,
+  });
+  await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
+  const messagesApi = hasMessages
+    ? await row('POST /v1/messages', {
+        url: `${api.url}/v1/messages`,
+        method: 'POST',
+        headers: json(main.apiKey),
+        body: messageBody,
+      })
+    : undefined;
+  if (!hasMessages) report.rows.push({ name: 'POST /v1/messages', missing: 'route not on this branch yet' });
+  const spreadM = await row('POST /v1/store/orders (1,000 pets)', {
+    url: `${api.url}/v1/store/orders`,
+    method: 'POST',
+    headers: json(main.apiKey),
+    next: spreadOrder,
+  });
+
+  log('measuring orders on one hot pet');
+  const hotM = await run(
+    {
+      url: `${api.url}/v1/store/orders`,
+      method: 'POST',
+      headers: json(main.apiKey),
+      body: JSON.stringify({ petId: hot, quantity: 1 }),
+    },
+    api.proc.pid,
+  );
+  const contention: ContentionRows = { hot: hotM, spread: spreadM };
+
+  log('measuring catalog depth');
+  const deepAfter = deep[DEEP_ROW - 1];
+  const first = await run({ url: `${api.url}/v1/pets?limit=100`, headers: bearer(catalog.apiKey) }, api.proc.pid);
+  const deepM = await run(
+    { url: `${api.url}/v1/pets?limit=100&after=${deepAfter}`, headers: bearer(catalog.apiKey) },
+    api.proc.pid,
+  );
+  const plans = await Promise.all(
+    [0, deepAfter].map(async (after) => {
+      const { rows } = await pool.query(
+        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+         SELECT p.id, p.name, p.category_id, p.status, p.stock FROM pets p
+          WHERE p.account_id = $1 AND p.id > $2 ORDER BY p.id LIMIT 101`,
+        [catalog.accountId, after],
+      );
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+    }),
+  );
+  const catalogRows: CatalogRows = { pets: T.catalogPets, deepRow: DEEP_ROW, first, deep: deepM, plans };
+
+  let messages: MessagesRows | undefined;
+  if (messagesApi) {
+    log('measuring plain Postgres inserts (message + outbox row per transaction)');
+    const plain = await plainMessageInserts(pool, main.accountId, T.durationS);
+    messages = { api: messagesApi, plain };
+  }
+
+  let soak: SoakRows | undefined;
+  if (SOAK) {
+    log(`memory: ${T.soakS} s of mixed load`);
+    const samples: { t: number; mb: number }[] = [];
+    const t0 = performance.now();
+    const timer = setInterval(
+      () => samples.push({ t: (performance.now() - t0) / 1000, mb: rssMb(api.proc.pid) }),
+      1000,
+    );
+    // Fresh headers per request: autocannon writes Content-Length into the headers object it is
+    // given, and a GET that inherits a POST's Content-Length makes the server wait for a body.
+    type Mixed = { method: 'GET' | 'POST'; path: string; body?: string; headers: Record<string, string> };
+    const mix = rotating<() => Mixed>([
+      () => ({ method: 'GET', ...petPath(), body: undefined, headers: bearer(main.apiKey) }),
+      () => ({ method: 'POST', path: '/v1/store/orders', ...spreadOrder(), headers: json(main.apiKey) }),
+      ...(hasMessages
+        ? [() => ({ method: 'POST' as const, path: '/v1/messages', body: messageBody, headers: json(main.apiKey) })]
+        : []),
+    ]);
+    const m = await measure(
+      { url: `${api.url}/v1/pets`, headers: bearer(main.apiKey), next: () => mix()() },
+      { connections: CONNECTIONS, warmupS: 0, durationS: T.soakS, pid: api.proc.pid },
+    );
+    clearInterval(timer);
+    soak = { m, samples };
+  }
+
+  // Queues: the worker is started only now, on a known backlog (earlier jobs are dropped).
+  let drainRows: { perS: number; seconds: number; queued: number } | undefined;
+  if (hasMessages) {
+    await flushRedis();
+    log(`queueing ${T.queued} messages, worker stopped`);
+    const sent = await send(
+      { url: `${api.url}/v1/messages`, method: 'POST', headers: json(drain.apiKey), body: messageBody },
+      T.queued,
+    );
+    const worker = await startWorker();
+    log('draining messages');
+    const rate = await drainRate(
+      async () =>
+        Number(
+          (
+            await pool.query(
+              `SELECT count(*) AS n FROM messages WHERE account_id = $1 AND status IN ('queued', 'processing')`,
+              [drain.accountId],
+            )
+          ).rows[0].n,
+        ),
+      sent,
+    );
+    drainRows = { ...rate, queued: sent };
+    await worker.stop();
+  }
+
+  log(`queueing ${T.queued} webhook events, worker stopped`);
+  await flushRedis();
+  const receiver = await webhookReceiver();
+  const category = (await (
+    await fetch(`${api.url}/v1/categories`, {
+      method: 'POST',
+      headers: json(hooks.apiKey),
+      body: JSON.stringify({ name: 'hooks' }),
+    })
+  ).json()) as { id: number };
+  const hook = await fetch(`${api.url}/v1/webhooks`, {
+    method: 'POST',
+    headers: json(hooks.apiKey),
+    body: JSON.stringify({ url: receiver.url, events: ['pet.created'] }),
+  });
+  if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${await hook.text()}`);
+  const createdEvents = await send(
+    {
+      url: `${api.url}/v1/pets`,
+      method: 'POST',
+      headers: json(hooks.apiKey),
+      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
+    },
+    T.queued,
+  );
+  const worker = await startWorker();
+  log('delivering webhooks');
+  const deadline = Date.now() + 600_000;
+  while (receiver.times.length < createdEvents && Date.now() < deadline) await sleep(50);
+  await worker.stop();
+  receiver.server.close();
+  const ts = receiver.times;
+  const webhooks: WebhookRows = {
+    queued: createdEvents,
+    delivered: ts.length,
+    perS: ts.length > 1 ? (ts.length - 1) / ((ts[ts.length - 1] - ts[0]) / 1000) : NaN,
+  };
+  await api.proc.stop();
+
+  // Auth and limiter cost on a trivial route: same app, with and without the real gate.
+  const gate = {} as GateRows;
+  for (const mode of ['none', 'auth', 'gate'] as const) {
+    const s = await startBenchServer(`gate-${mode}`, 'bench/servers/gate-app.ts', '/ready', [mode]);
+    log(`measuring trivial route, gate mode ${mode}`);
+    gate[mode] = await run({ url: `${s.url}/v1/bench/fixed`, headers: bearer(main.apiKey) }, s.proc.pid);
+    await s.proc.stop();
+  }
+  await pool.end();
+
+  const md = renderReport(report, {
+    gate,
+    catalog: catalogRows,
+    contention,
+    messages,
+    drain: drainRows,
+    webhooks,
+    soak,
+  });
+  process.stdout.write(`\n${md}\n`);
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.md', md);
+  if (RECORD) writeFileSync(`bench/results/${started.toISOString().slice(0, 10)}.md`, md);
+  log(`written bench/results/latest.md${RECORD ? ' and the dated record' : ''}; logs in ${tmp}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`bench failed: ${err.stack ?? err.message}\nlogs in ${tmp}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,23 @@
+/** Unit specs sit beside the code; e2e specs under test/ boot the real apps on real Postgres and Redis. */
+// ts-jest transpiles only (isolatedModules): types are checked once by `tsc --noEmit`.
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }];
+const moduleNameMapper = { '^@app/(.*)$': '<rootDir>/libs/$1/src' };
+const common = { rootDir: __dirname, transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node' };
+
+module.exports = {
+  testTimeout: 60_000,
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      setupFiles: ['<rootDir>/test/setup/env.ts'],
+    },
+  ],
+};

@@ -1,0 +1,142 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '@app/config';
+import { REDIS_SUBSCRIBER } from '@app/redis';
+import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation, isUsable } from './auth-context';
+import { hashApiKey, isWellFormedApiKey } from './api-key-format';
+
+interface CacheEntry {
+  ctx: AuthContext | null;
+  /** When the load that produced it started (real time). */
+  loadedAt: number;
+}
+
+const MAX_ENTRIES = 50_000;
+const NEGATIVE_TTL_MS = 5_000;
+/** While pub/sub is down we cannot hear invalidations: trust the cache this long at most. */
+const UNSUBSCRIBED_TTL_MS = 1_000;
+const LAST_USED_FLUSH_MS = 5_000;
+
+/**
+ * Verifies Bearer keys without a Postgres query per request: verified keys are cached in
+ * process by hash; revocation, rotation and plan changes are broadcast over Redis pub/sub
+ * and drop the entry on every replica at once. Expiry and rotation grace ends need no
+ * broadcast: the cached timestamps are checked on every request.
+ *
+ * An entry is trusted for AUTH_CACHE_TTL_MS only if it was loaded while the subscription was
+ * live (it cannot have missed an invalidation); anything else is revalidated after 1 s, so a
+ * pub/sub outage (or a message lost while reconnecting) delays a revocation by 1 s at most.
+ */
+@Injectable()
+export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(ApiKeyAuthenticator.name);
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly lastUsed = new Map<number, Date>();
+  private flushTimer?: NodeJS.Timeout;
+  /** Since when invalidations are being heard (real ms); undefined while not subscribed. */
+  private listeningSince?: number;
+  /** Bumped by every invalidation: a load that raced one must not be cached. */
+  private epoch = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
+  ) {}
+
+  onModuleInit(): void {
+    // Subscribe on every (re)connect: the client does not queue commands while offline.
+    // Entries loaded after the acknowledgement cannot have missed a message (the publish follows
+    // the commit, which follows their read); earlier ones may have.
+    const subscribe = () => {
+      this.subscriber.subscribe(AUTH_INVALIDATION_CHANNEL).then(
+        () => (this.listeningSince ??= Date.now()),
+        (err: Error) => this.logger.warn({ err: { message: err.message } }, 'auth invalidation subscribe failed'),
+      );
+    };
+    this.subscriber.on('ready', subscribe);
+    if (this.subscriber.status === 'ready') subscribe();
+    for (const event of ['close', 'end', 'reconnecting']) {
+      this.subscriber.on(event, () => (this.listeningSince = undefined));
+    }
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== AUTH_INVALIDATION_CHANNEL) return;
+      try {
+        this.invalidate(JSON.parse(message) as AuthInvalidation);
+      } catch {
+        this.cache.clear(); // unreadable: forget everything rather than keep something stale
+      }
+    });
+    this.flushTimer = setInterval(() => void this.flushLastUsed(), LAST_USED_FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.flushLastUsed();
+  }
+
+  /** The caller behind a Bearer token, or null for any key that must be refused. */
+  async authenticate(token: string, now = new Date()): Promise<AuthContext | null> {
+    if (!isWellFormedApiKey(token)) return null;
+    const hash = hashApiKey(token);
+    let entry = this.cache.get(hash);
+    if (!entry || !this.isFresh(entry)) {
+      const epoch = this.epoch;
+      entry = { loadedAt: Date.now(), ctx: await this.load(hash) };
+      if (epoch === this.epoch) {
+        if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+        this.cache.set(hash, entry);
+      }
+    }
+    const ctx = entry.ctx;
+    if (!ctx || !isUsable(ctx, now)) return null;
+    this.lastUsed.set(ctx.keyId, now);
+    return ctx;
+  }
+
+  invalidate(msg: AuthInvalidation): void {
+    this.epoch++;
+    if (msg.keyHash) this.cache.delete(msg.keyHash);
+    if (msg.accountId !== undefined) {
+      for (const [hash, entry] of this.cache) if (entry.ctx?.accountId === msg.accountId) this.cache.delete(hash);
+    }
+  }
+
+  private isFresh(entry: CacheEntry): boolean {
+    const age = Date.now() - entry.loadedAt;
+    if (!entry.ctx) return age < NEGATIVE_TTL_MS;
+    const heard = this.listeningSince !== undefined && entry.loadedAt >= this.listeningSince;
+    return age < (heard ? this.config.authCacheTtlMs : UNSUBSCRIBED_TTL_MS);
+  }
+
+  private async load(hash: string): Promise<AuthContext | null> {
+    const rows: AuthContext[] = await this.dataSource.query(
+      `SELECT k.id AS "keyId", k.account_id AS "accountId", k.scopes, k.expires_at AS "expiresAt",
+              k.rotated_out_at AS "rotatedOutAt", k.revoked_at AS "revokedAt",
+              a.plan, a.limit_per_minute AS "limitPerMinute", a.limit_per_day AS "limitPerDay"
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+        WHERE k.key_hash = $1`,
+      [hash],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** One UPDATE for every key used since the last flush, instead of a write per request. */
+  private async flushLastUsed(): Promise<void> {
+    if (!this.lastUsed.size) return;
+    const batch = [...this.lastUsed];
+    this.lastUsed.clear();
+    try {
+      await this.dataSource.query(
+        `UPDATE api_keys k SET last_used_at = v.t
+           FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, t)
+          WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
+        [batch.map(([id]) => id), batch.map(([, t]) => t.toISOString())],
+      );
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'last_used_at flush failed');
+    }
+  }
+}

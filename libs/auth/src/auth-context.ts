@@ -1,0 +1,29 @@
+import type { Plan, Scope } from '@app/database';
+
+/** Who is calling: set on the request by the API-key middleware once the key checks out. */
+export interface AuthContext {
+  accountId: number;
+  keyId: number;
+  scopes: Scope[];
+  plan: Plan;
+  limitPerMinute: number | null;
+  limitPerDay: number | null;
+  expiresAt: Date | null;
+  rotatedOutAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export const AUTH_INVALIDATION_CHANNEL = 'petstore:auth-invalidate';
+
+/** Published on AUTH_INVALIDATION_CHANNEL whenever a key or an account's plan changes. */
+export interface AuthInvalidation {
+  accountId?: number;
+  keyHash?: string;
+}
+
+export function isUsable(ctx: AuthContext, now: Date): boolean {
+  if (ctx.revokedAt) return false;
+  if (ctx.expiresAt && ctx.expiresAt <= now) return false;
+  if (ctx.rotatedOutAt && ctx.rotatedOutAt <= now) return false;
+  return true;
+}

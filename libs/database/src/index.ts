@@ -1,0 +1,5 @@
+export * from './entities';
+export * from './migrations';
+export * from './data-source-options';
+export * from './ensure-database';
+export * from './database.module';

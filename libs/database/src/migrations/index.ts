@@ -1,0 +1,14 @@
+import { InitialSchema1763700000000 } from './1763700000000-initial-schema';
+import { CatalogAndStore1763720000000 } from './1763720000000-catalog-and-store';
+import { Messages1763730000000 } from './1763730000000-messages';
+import { Webhooks1763740000000 } from './1763740000000-webhooks';
+import { EventSequences1763750000000 } from './1763750000000-event-sequences';
+
+/** Applied in this order; features append their migrations at the end, never edit a landed one. */
+export const MIGRATIONS = [
+  InitialSchema1763700000000,
+  CatalogAndStore1763720000000,
+  Messages1763730000000,
+  Webhooks1763740000000,
+  EventSequences1763750000000,
+];

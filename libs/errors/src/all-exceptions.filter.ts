@@ -1,0 +1,81 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiError } from './api-error';
+import { ErrorCode } from './error-codes';
+
+const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
+const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** True for "the database (or another backing service) cannot be reached right now". */
+export function isUnavailableError(err: unknown): boolean {
+  const e = err as { code?: unknown; driverError?: { code?: unknown }; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = String(e.driverError?.code ?? e.code ?? '');
+  if (NET_UNAVAILABLE.has(code) || PG_UNAVAILABLE.test(code)) return true;
+  const message = String(e.message ?? '');
+  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+function fromHttpException(e: HttpException): ApiError {
+  const status = e.getStatus();
+  const byStatus: Record<number, [ErrorCode, string]> = {
+    400: ['invalid_json', 'The request body is not valid JSON'],
+    404: ['not_found', 'No such route'],
+    405: ['not_found', 'No such route'],
+    413: ['payload_too_large', 'The request body is too large'],
+  };
+  const [code, message] =
+    byStatus[status] ?? (status >= 500 ? ['internal_error', 'Internal error'] : ['invalid_parameter', 'Bad request']);
+  return new ApiError(code, message);
+}
+
+/**
+ * The one place that turns anything thrown into the Error body `{code, message, status}`.
+ * Unknown failures become 500 `internal_error` with a fixed message: stack traces, SQL and
+ * driver text go nowhere near the client, and the log gets only the error's class and message.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const error = this.toApiError(exception);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+    res.status(error.status).type('application/json').send(JSON.stringify(error.toBody()));
+  }
+
+  private toApiError(exception: unknown): ApiError {
+    if (exception instanceof ApiError) return exception;
+    if (exception instanceof HttpException) return fromHttpException(exception);
+    if (isUnavailableError(exception)) {
+      this.logger.warn({ err: describe(exception) }, 'backing service unavailable');
+      return new ApiError('service_unavailable', 'The service is temporarily unavailable, retry later', undefined, {
+        'Retry-After': '5',
+      });
+    }
+    this.logger.error({ err: describe(exception) }, 'unhandled error');
+    return new ApiError('internal_error', 'An internal error occurred');
+  }
+}
+
+/** What of an unexpected error may reach a log line: its class, driver code and message, no stack, no SQL. */
+export function describe(err: unknown): { type: string; code?: string; message: string } {
+  if (err instanceof Error) {
+    const code =
+      (err as { code?: unknown; driverError?: { code?: unknown } }).driverError?.code ??
+      (err as { code?: unknown }).code;
+    return {
+      type: err.constructor.name,
+      code: code === undefined ? undefined : String(code),
+      message: err.message.slice(0, 300),
+    };
+  }
+  return { type: typeof err, message: 'non-error thrown' };
+}

@@ -1,0 +1,48 @@
+import { ERROR_STATUS, ErrorCode } from './error-codes';
+
+export interface ErrorDetail {
+  /** Dotted path of the field or parameter at fault, e.g. `categoryId` or `query.limit`. */
+  field: string;
+  message: string;
+}
+
+/** The Error model of the interface, plus the optional `details` DESIGN.md allows. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+/**
+ * A domain error: thrown anywhere, mapped to the Error body by the one exception filter.
+ * `headers` lets an error carry what its answer needs (Retry-After on 429/503).
+ */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
+    if (this.details?.length) body.details = this.details;
+    return body;
+  }
+
+  static notFound(what = 'Resource'): ApiError {
+    return new ApiError('not_found', `${what} not found`);
+  }
+
+  static validation(field: string, message: string): ApiError {
+    return new ApiError('validation_failed', `${field}: ${message}`, [{ field, message }]);
+  }
+}

@@ -1,0 +1,81 @@
+import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ApiError, ErrorDetail } from './api-error';
+
+function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
+  return errors.flatMap((e) => {
+    const field = prefix ? `${prefix}.${e.property}` : e.property;
+    const own = Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flatten(e.children ?? [], field)];
+  });
+}
+
+/**
+ * class-validator for every body, query and path DTO. Bodies fail with `validation_failed`,
+ * query and path parameters with `invalid_parameter`; both name each field at fault.
+ */
+@Injectable()
+export class ApiValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors) => flatten(errors),
+    });
+  }
+
+  /**
+   * Path parameters stay strings here: the default Number('0x10') conversion would hand 16 to
+   * ParseIdPipe, which must see the raw text to refuse hex, exponents and blanks.
+   */
+  protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
+    return metadata.type === 'param' ? value : super.transformPrimitive(value, metadata);
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // No body at all is an empty object: a DTO whose fields are all optional needs none.
+    if (metadata.type === 'body' && value === undefined) value = {};
+    if (metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+      if (metadata.metatype && metadata.metatype !== Object) {
+        throw new ApiError('validation_failed', 'The request body must be a JSON object', [
+          { field: 'body', message: 'must be a JSON object' },
+        ]);
+      }
+    }
+    try {
+      return await super.transform(value, metadata);
+    } catch (details) {
+      if (!Array.isArray(details)) throw details;
+      const code = metadata.type === 'body' ? 'validation_failed' : 'invalid_parameter';
+      const summary = (details as ErrorDetail[]).map((d) => `${d.field}: ${d.message}`).join('; ');
+      throw new ApiError(code, summary || 'Invalid input', details as ErrorDetail[]);
+    }
+  }
+}
+
+/** Path ids are int64 in the interface; we accept 1..2^53-1 and answer 400 otherwise. */
+@Injectable()
+export class ParseIdPipe implements PipeTransform<string, number> {
+  transform(value: string, metadata: ArgumentMetadata): number {
+    const n = /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n)) {
+      const field = metadata.data ?? 'id';
+      throw new ApiError('invalid_parameter', `${field} must be a positive integer`, [
+        { field, message: 'must be a positive integer' },
+      ]);
+    }
+    return n;
+  }
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * For `@Transform(toDateTime)` + `@IsDate()` on a `format: date-time` body field: only an
+ * RFC 3339 string becomes a Date. `@Type(() => Date)` would also turn numbers, booleans and
+ * strings like "2026" into dates, accepting what the document says is invalid.
+ */
+export function toDateTime({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' && RFC3339.test(value) ? new Date(value) : value;
+}

@@ -1,0 +1,3 @@
+export * from './logger';
+export * from './http-metrics';
+export * from './readiness.service';

@@ -1,0 +1,3 @@
+export * from './queue-names';
+export * from './queues.module';
+export * from './processor-provider';

@@ -1,0 +1,38 @@
+import type { Plan } from '@app/database';
+
+export interface Limits {
+  perMinute: number;
+  perDay: number;
+}
+
+/** The interface's plan table. Enterprise limits live on the account. */
+export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+};
+
+export class LimitsConfigError extends Error {}
+
+function checked(limits: Limits, what: string): Limits {
+  for (const v of [limits.perMinute, limits.perDay]) {
+    if (!Number.isInteger(v) || v <= 0) throw new LimitsConfigError(`${what}: limits must be positive integers`);
+  }
+  return limits;
+}
+
+// Fail at load, not per request, if the table is ever edited into nonsense.
+for (const [plan, limits] of Object.entries(PLAN_LIMITS)) checked(limits, `plan ${plan}`);
+
+/** The limits that apply to an account; an enterprise account without its own limits is a configuration error. */
+export function limitsFor(account: { plan: Plan; limitPerMinute: number | null; limitPerDay: number | null }): Limits {
+  if (account.plan !== 'enterprise') {
+    const limits = PLAN_LIMITS[account.plan];
+    if (!limits) throw new LimitsConfigError(`plan ${String(account.plan)} has no limits`);
+    return limits;
+  }
+  return checked({ perMinute: account.limitPerMinute ?? 0, perDay: account.limitPerDay ?? 0 }, 'enterprise account');
+}
+
+/** Callers without a valid key are limited per client address with the Free figures. */
+export const ANONYMOUS_LIMITS: Limits = PLAN_LIMITS.free;

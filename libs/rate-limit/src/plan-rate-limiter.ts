@@ -1,0 +1,165 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Redis, { Result } from 'ioredis';
+import { Counter, Gauge } from 'prom-client';
+import { AppConfig } from '@app/config';
+import { REDIS } from '@app/redis';
+import { Limits } from './plan-limits';
+import { decide, RateLimitDecision, windowResets } from './rate-limit-decision';
+import { RATE_LIMIT_LUA } from './rate-limit.lua';
+
+type RawResult = [0 | 1 | 2 | 3, number, number, number];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    petstoreRateLimit(...args: (string | number)[]): Result<RawResult, Context>;
+  }
+}
+
+/** Whose budget a request spends: an account (keyed per API key for bans) or a client address. */
+export interface RateLimitSubject {
+  /** `a:<accountId>` or `ip:<address>`; becomes the Redis Cluster hash tag. */
+  bucket: string;
+  /** Strikes and bans are per API key (or per address when there is no key). */
+  banKey: string;
+  plan: string;
+}
+
+const decisions = new Counter({
+  name: 'petstore_rate_limit_decisions_total',
+  help: 'Rate limiter decisions by outcome and plan',
+  labelNames: ['outcome', 'plan'] as const,
+});
+const PROBE_MS = 1_000;
+/** How long after a first 429 further refused requests start to count as strikes. */
+export const STRIKE_GRACE_MS = 1_000;
+const MAX_FALLBACK_BUCKETS = 100_000;
+
+const fallbackActive = new Gauge({
+  name: 'petstore_rate_limit_fallback_active',
+  help: '1 while the limiter runs on the per-process fallback because Redis is unreachable',
+});
+const fallbackDecisions = new Counter({
+  name: 'petstore_rate_limit_fallback_decisions_total',
+  help: 'Decisions taken by the per-process fallback limiter',
+});
+
+/**
+ * The plan limiter: fixed UTC-aligned minute and day windows, both checked and counted in
+ * one EVALSHA (ioredis defineCommand falls back to EVAL once after a SCRIPT FLUSH).
+ * If Redis fails, a per-process limiter with the same windows answers until it returns.
+ */
+@Injectable()
+export class PlanRateLimiter {
+  private readonly logger = new Logger(PlanRateLimiter.name);
+  private readonly local = new Map<string, { m: number; d: number; mReset: number; dReset: number }>();
+  private degraded = false;
+  /** While degraded, Redis is tried again only from this instant on (once per PROBE_MS), so an
+   * unresponsive Redis costs one request a command timeout per second, not every request. */
+  private probeAtMs = 0;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly config: AppConfig,
+  ) {
+    if (!this.redis.petstoreRateLimit) {
+      this.redis.defineCommand('petstoreRateLimit', { numberOfKeys: 5, lua: RATE_LIMIT_LUA });
+    }
+  }
+
+  consume(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
+    return this.run(subject, limits, nowMs, 'consume');
+  }
+
+  /** The current state without spending anything (GET /rate_limit). */
+  peek(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
+    return this.run(subject, limits, nowMs, 'peek');
+  }
+
+  private async run(
+    subject: RateLimitSubject,
+    limits: Limits,
+    nowMs: number,
+    mode: 'consume' | 'peek',
+  ): Promise<RateLimitDecision> {
+    const decision =
+      this.degraded && (Date.now() < this.probeAtMs || this.redis.status !== 'ready')
+        ? this.fallback(subject.bucket, limits, nowMs, mode)
+        : await this.shared(subject, limits, nowMs, mode);
+    if (mode === 'consume') decisions.inc({ outcome: decision.outcome, plan: subject.plan });
+    return decision;
+  }
+
+  /** The Redis path; on any failure, the fallback answers and the outage is noted. */
+  private async shared(
+    subject: RateLimitSubject,
+    limits: Limits,
+    nowMs: number,
+    mode: 'consume' | 'peek',
+  ): Promise<RateLimitDecision> {
+    const resets = windowResets(nowMs);
+    const tag = `rl:{${subject.bucket}}`;
+    try {
+      const [outcome, minuteCount, dayCount, ms] = await this.redis.petstoreRateLimit(
+        `${tag}:m:${resets.minute}`,
+        `${tag}:d:${resets.day}`,
+        `${tag}:ban:${subject.banKey}`,
+        `${tag}:strikes:${subject.banKey}`,
+        `${tag}:refused:${subject.banKey}`,
+        limits.perMinute,
+        limits.perDay,
+        resets.minute - nowMs,
+        resets.day - nowMs,
+        this.config.rateLimit.banStrikes,
+        this.config.rateLimit.banSeconds * 1000,
+        mode,
+        nowMs,
+        STRIKE_GRACE_MS,
+      );
+      this.recovered();
+      return decide({ outcome, minuteCount, dayCount, ms }, limits, nowMs, false);
+    } catch (err) {
+      this.degrade(err as Error);
+      return this.fallback(subject.bucket, limits, nowMs, mode);
+    }
+  }
+
+  /** Same windows, this process only; no bans (strikes need the shared view). */
+  private fallback(bucket: string, limits: Limits, nowMs: number, mode: 'consume' | 'peek'): RateLimitDecision {
+    fallbackDecisions.inc();
+    const resets = windowResets(nowMs);
+    let s = this.local.get(bucket);
+    if (!s || s.dReset !== resets.day) s = { m: 0, d: 0, mReset: resets.minute, dReset: resets.day };
+    if (s.mReset !== resets.minute) Object.assign(s, { m: 0, mReset: resets.minute });
+    // Bounded memory during a long outage (many client addresses): forget the oldest bucket.
+    if (!this.local.has(bucket) && this.local.size >= MAX_FALLBACK_BUCKETS) {
+      this.local.delete(this.local.keys().next().value as string);
+    }
+    this.local.set(bucket, s);
+    if (mode === 'peek') return decide({ outcome: 0, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+    if (s.m < limits.perMinute && s.d < limits.perDay) {
+      s.m++;
+      s.d++;
+      return decide({ outcome: 0, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+    }
+    return decide({ outcome: 1, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+  }
+
+  private degrade(err: Error): void {
+    this.probeAtMs = Date.now() + PROBE_MS;
+    if (this.degraded) return;
+    this.degraded = true;
+    fallbackActive.set(1);
+    this.logger.error(
+      { err: { message: err.message } },
+      'Redis unreachable: rate limiting per process until it returns',
+    );
+  }
+
+  private recovered(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    fallbackActive.set(0);
+    this.local.clear();
+    this.logger.warn('Redis reachable again: rate limiting shared across processes');
+  }
+}

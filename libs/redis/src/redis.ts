@@ -1,0 +1,30 @@
+import Redis, { RedisOptions } from 'ioredis';
+
+/** Connection options from REDIS_URL (db index in the path, password in the userinfo). */
+export function redisOptions(url: string): RedisOptions {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+    // Reconnect for ever with a capped delay: Redis coming back must need no restart.
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  };
+}
+
+/**
+ * A client for request-path commands: fails fast instead of queueing while Redis is down,
+ * so callers can fall back (limiter) or degrade (cache) within a bounded time.
+ */
+export function createFailFastClient(url: string, name: string): Redis {
+  return new Redis({
+    ...redisOptions(url),
+    connectionName: name,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1_000,
+  });
+}

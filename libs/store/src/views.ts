@@ -1,0 +1,58 @@
+import { PetStatus } from '@app/database';
+
+/** The interface's Pet model. */
+export interface PetView {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+/** A pets row as the store reads it: the Pet plus its inventory entry. */
+export interface PetRow extends PetView {
+  stock: number;
+}
+
+/** Columns of a PetRow, for a pets table aliased `p`. */
+export const PET_COLUMNS = `p.id, p.name, p.category_id AS "categoryId", p.status, p.stock`;
+
+export function toPetView(p: PetRow): PetView {
+  return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status };
+}
+
+/** The interface's InventoryItem model. */
+export interface InventoryItemView {
+  petId: number;
+  quantity: number;
+  status: PetStatus;
+}
+
+export function toInventoryItem(p: PetRow): InventoryItemView {
+  return { petId: p.id, quantity: p.stock, status: p.status };
+}
+
+/** The interface's Order model; `shipDate` is absent until one is requested or the order ships. */
+export interface OrderView {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate?: string;
+  complete: boolean;
+}
+
+export interface OrderRow {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate: Date | null;
+  complete: boolean;
+}
+
+/** Columns of an OrderRow, for an orders table aliased `o`. */
+export const ORDER_COLUMNS = `o.id, o.pet_id AS "petId", o.quantity, o.ship_date AS "shipDate", o.complete`;
+
+export function toOrderView(o: OrderRow): OrderView {
+  const view: OrderView = { id: o.id, petId: o.petId, quantity: o.quantity, complete: o.complete };
+  if (o.shipDate) view.shipDate = new Date(o.shipDate).toISOString();
+  return view;
+}

@@ -1,0 +1,3 @@
+export * from './address-guard';
+export * from './signature';
+export * from './views';

@@ -1,0 +1,60 @@
+import { HttpClient } from './support/http';
+import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { TcpProxy } from './support/tcp-proxy';
+
+/** What the contract checks and the fuzz suite found the service doing differently from its document. */
+describe('contract findings', () => {
+  let api: RunningApi;
+  let http: HttpClient;
+
+  beforeAll(async () => {
+    api = await startApi();
+    http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+  });
+  afterAll(() => api.close());
+
+  it('refuses path ids that only Number() would read (hex, exponent, blanks) with 400 invalid_parameter', async () => {
+    const { body: key } = await http.post('/v1/keys', { name: 'target' });
+    for (const id of [`0x${key.id.toString(16)}`, `${key.id}e0`, `%20${key.id}`]) {
+      const res = await http.delete(`/v1/keys/${id}`);
+      expect([res.status, res.body.code]).toEqual([400, 'invalid_parameter']);
+    }
+    expect((await http.get('/v1/keys')).body.map((k: { id: number }) => k.id)).toContain(key.id);
+  });
+
+  it('refuses a NUL character in a body string (400 validation_failed) and in the URL (400 invalid_parameter)', async () => {
+    const body = await http.post('/v1/keys', { name: 'a\u0000b' });
+    expect([body.status, body.body.code]).toEqual([400, 'validation_failed']);
+    expect(body.body.details).toEqual([{ field: 'name', message: 'must not contain the NUL character' }]);
+    const query = await http.get('/v1/keys?name=%00');
+    expect([query.status, query.body.code]).toEqual([400, 'invalid_parameter']);
+  });
+
+  it('takes a date-time field only as an RFC 3339 string, not a number or a bare year', async () => {
+    for (const expiresAt of [Date.now() + 86_400_000, '2099', true]) {
+      const res = await http.post('/v1/keys', { name: 'dated', expiresAt });
+      expect([res.status, res.body.code]).toEqual([400, 'validation_failed']);
+    }
+    const ok = await http.post('/v1/keys', { name: 'dated', expiresAt: '2099-01-01T00:00:00+02:00' });
+    expect(ok.status).toBe(201);
+    expect(ok.body.expiresAt).toBe('2098-12-31T22:00:00.000Z');
+  });
+
+  it('answers 503 with the rate-limit headers and Retry-After when a key cannot be checked (Postgres unreachable)', async () => {
+    const target = new URL(api.config.databaseUrl);
+    const proxy = await new TcpProxy(Number(target.port)).start();
+    const broken = await startApi({ DATABASE_URL: proxy.urlFor(target.toString()) });
+    try {
+      const { apiKey } = await createAccount(api);
+      await proxy.stop();
+      // HttpClient's contract check fails this call if a required header is missing.
+      const res = await new HttpClient(broken.url, apiKey).get('/v1/account');
+      expect([res.status, res.body.code]).toEqual([503, 'service_unavailable']);
+      expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await broken.close();
+      await proxy.stop();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { Browser } from 'puppeteer-core';
+import { HttpClient } from './support/http';
+import { RunningApi, startApi } from './support/test-apps';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, 'artifacts');
+
+/** /docs rendered by a real browser (Debian's Chromium, headless): swagger-ui shows every operation. */
+describe('/docs in a real browser', () => {
+  let api: RunningApi;
+  let browser: Browser;
+  let profile: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+    api = await startApi();
+    profile = mkdtempSync(join(tmpdir(), 'petstore-chromium-'));
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('renders every operation of the document (method, path, summary) with no page error', async () => {
+    const document = (await new HttpClient(api.url).get('/openapi.json')).body;
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(`${api.url}/docs`, { waitUntil: 'networkidle0', timeout: 30_000 });
+    await page.waitForSelector('.opblock-summary', { timeout: 15_000 });
+
+    const rendered = await page.$$eval('.opblock-summary', (blocks) =>
+      blocks.map((b) => ({
+        method: b.querySelector('.opblock-summary-method')?.textContent?.trim().toLowerCase(),
+        // Deprecated operations render their path in a differently named element.
+        path: b.querySelector('.opblock-summary-path, .opblock-summary-path__deprecated')?.getAttribute('data-path'),
+        summary: b.querySelector('.opblock-summary-description')?.textContent?.trim(),
+      })),
+    );
+    const expected = Object.entries(document.paths as Record<string, Record<string, { summary: string }>>).flatMap(
+      ([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, summary: op.summary })),
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    expect(rendered).toEqual(expect.arrayContaining(expected));
+    expect(await page.$eval('.info .title', (el) => el.textContent)).toContain(document.info.title);
+    expect(pageErrors).toEqual([]);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'docs.png'), fullPage: true });
+  });
+});

@@ -1,0 +1,113 @@
+import type { PublicEvent } from '@app/webhooks';
+import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { HttpClient, HttpResponse } from './support/http';
+
+/** Follows Link rel="next" until the last page; returns every page. */
+async function allPages(http: HttpClient, first: string): Promise<PublicEvent[][]> {
+  const pages: PublicEvent[][] = [];
+  let next: string | undefined = first;
+  while (next) {
+    const res: HttpResponse<PublicEvent[]> = await http.get<PublicEvent[]>(next);
+    expect(res.status).toBe(200);
+    pages.push(res.body);
+    next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+  }
+  return pages;
+}
+
+describe('GET /v1/events', () => {
+  let api: RunningApi;
+  let a: HttpClient;
+  let b: HttpClient;
+
+  beforeAll(async () => {
+    api = await startApi();
+    a = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    b = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    // Account A: its first key (1 event) + 4 created keys, one revoked, one rotated.
+    const keys: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await a.post('/v1/keys', { name: `k${i}` });
+      expect(res.status).toBe(201);
+      keys.push(res.body.id);
+    }
+    expect((await a.delete(`/v1/keys/${keys[0]}`)).status).toBe(204);
+    expect((await a.post(`/v1/keys/${keys[1]}/rotate`, {})).status).toBe(201);
+  });
+  afterAll(() => api.close());
+
+  it('lists the account’s events oldest first in the public shape', async () => {
+    const res = await a.get<PublicEvent[]>('/v1/events');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('link')).toBeNull();
+    // 1 (first key) + 4 created + 1 revoked + 1 rotated + 1 created by the rotation
+    expect(res.body).toHaveLength(8);
+    const ids = res.body.map((e) => e.id);
+    expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+    expect(Object.keys(res.body[0]).sort()).toEqual(
+      ['createdAt', 'data', 'id', 'resourceId', 'resourceType', 'sequence', 'type'].sort(),
+    );
+    const revoked = res.body.find((e) => e.type === 'api_key.revoked')!;
+    expect(revoked).toEqual(
+      expect.objectContaining({ resourceType: 'api_key', sequence: 2, data: expect.objectContaining({ name: 'k0' }) }),
+    );
+    expect(new Date(revoked.createdAt).toISOString()).toBe(revoked.createdAt);
+    // Snapshots never carry a secret or hash.
+    expect(JSON.stringify(res.body)).not.toMatch(/pst_[A-Za-z0-9]{20,}|keyHash|secret/);
+  });
+
+  it('numbers each resource’s events 1, 2, 3...', async () => {
+    const res = await a.get<PublicEvent[]>('/v1/events?limit=100');
+    const byResource = new Map<string, number[]>();
+    for (const e of res.body) byResource.set(e.resourceId, [...(byResource.get(e.resourceId) ?? []), e.sequence]);
+    for (const seqs of byResource.values()) expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    expect([...byResource.values()].some((s) => s.length === 2)).toBe(true);
+  });
+
+  it('pages with limit and after, announcing the next page in Link', async () => {
+    const whole = (await a.get<PublicEvent[]>('/v1/events?limit=100')).body;
+    const pages = await allPages(a, '/v1/events?limit=3');
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 2]);
+    expect(pages.flat().map((e) => e.id)).toEqual(whole.map((e) => e.id));
+    const first = await a.get('/v1/events?limit=3');
+    expect(first.headers.get('link')).toBe(`</v1/events?limit=3&after=${whole[2].id}>; rel="next"`);
+    const after = await a.get<PublicEvent[]>(`/v1/events?after=${whole[5].id}`);
+    expect(after.body.map((e) => e.id)).toEqual(whole.slice(6).map((e) => e.id));
+  });
+
+  it('filters by type, keeping the filter in the next link', async () => {
+    const created = await allPages(a, '/v1/events?type=api_key.created&limit=2');
+    expect(created.flat()).toHaveLength(6);
+    expect(created.flat().every((e) => e.type === 'api_key.created')).toBe(true);
+    const res = await a.get('/v1/events?type=api_key.created&limit=2');
+    expect(res.headers.get('link')).toMatch(/type=api_key.created/);
+    const revoked = await a.get<PublicEvent[]>('/v1/events?type=api_key.revoked');
+    expect(revoked.body.map((e) => e.type)).toEqual(['api_key.revoked']);
+  });
+
+  it('refuses unknown types and out-of-range paging with 400 invalid_parameter', async () => {
+    for (const q of ['type=pet.exploded', 'limit=0', 'limit=101', 'limit=abc', 'after=-1', 'after=x', 'colour=red']) {
+      const res = await a.get(`/v1/events?${q}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(expect.objectContaining({ code: 'invalid_parameter', status: 400 }));
+    }
+  });
+
+  it('never shows another account’s events', async () => {
+    const mine = (await a.get<PublicEvent[]>('/v1/events?limit=100')).body.map((e) => e.id);
+    const theirs = (await b.get<PublicEvent[]>('/v1/events?limit=100')).body;
+    expect(theirs).toHaveLength(1); // B's own first key
+    expect(theirs.some((e) => mine.includes(e.id))).toBe(false);
+    // Even when asked for ids after the other account's.
+    const after = await b.get<PublicEvent[]>(`/v1/events?after=${mine[0] - 1}`);
+    expect(after.body.some((e) => mine.includes(e.id))).toBe(false);
+  });
+
+  it('is marked beta in the OpenAPI document', async () => {
+    const doc = (await a.get('/openapi.json')).body;
+    const op = doc.paths['/events'].get;
+    expect(op['x-stability']).toBe('beta');
+    expect(op.tags).toEqual(['Events']);
+    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['after', 'limit', 'type']);
+  });
+});

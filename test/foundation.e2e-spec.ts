@@ -1,0 +1,177 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { HttpClient, eventually } from './support/http';
+import { TcpProxy } from './support/tcp-proxy';
+import { expectErrorBody, RATE_LIMIT_HEADERS } from './support/expect-error';
+
+const exec = promisify(execFile);
+
+describe('foundation: error model, request ids, health, documents', () => {
+  let api: RunningApi;
+  let http: HttpClient;
+
+  beforeAll(async () => {
+    api = await startApi();
+    const { apiKey } = await createAccount(api);
+    http = new HttpClient(api.url, apiKey);
+  });
+  afterAll(() => api.close());
+
+  it('answers an unknown route with 404 not_found and the rate-limit headers', async () => {
+    const res = await http.get('/v1/no-such-thing');
+    expectErrorBody(res, 404, 'not_found');
+    for (const h of RATE_LIMIT_HEADERS) expect(res.headers.get(h)).not.toBeNull();
+  });
+
+  it('answers invalid JSON with 400 invalid_json', async () => {
+    const res = await http.request('POST', '/v1/keys', {
+      rawBody: '{"name": ',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expectErrorBody(res, 400, 'invalid_json');
+    expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+  });
+
+  it('answers a body without Content-Type: application/json with 400 unsupported_media_type', async () => {
+    const res = await http.request('POST', '/v1/keys', {
+      rawBody: '{"name":"x"}',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expectErrorBody(res, 400, 'unsupported_media_type');
+  });
+
+  it('answers an oversize body with 413 payload_too_large', async () => {
+    const res = await http.post('/v1/keys', { name: 'x'.repeat(api.config.bodyLimitBytes + 10) });
+    expectErrorBody(res, 413, 'payload_too_large');
+  });
+
+  it('answers invalid fields with 400 validation_failed naming each field', async () => {
+    const res = await http.post('/v1/keys', { name: '', scopes: ['admin'], extra: 1 });
+    expectErrorBody(res, 400, 'validation_failed');
+    const fields = (res.body.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual(expect.arrayContaining(['extra', 'name', 'scopes']));
+  });
+
+  it('answers a malformed path id with 400 invalid_parameter', async () => {
+    const res = await http.delete('/v1/keys/abc');
+    expectErrorBody(res, 400, 'invalid_parameter');
+  });
+
+  it('echoes a sane X-Request-Id and generates one otherwise', async () => {
+    const echoed = await http.get('/v1/account', { headers: { 'X-Request-Id': 'req-123.abc' } });
+    expect(echoed.headers.get('x-request-id')).toBe('req-123.abc');
+    const generated = await http.get('/v1/account', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves liveness, readiness and Prometheus metrics without a key', async () => {
+    const anon = new HttpClient(api.url);
+    expect((await anon.get('/health/live')).status).toBe(200);
+    const ready = await anon.get('/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({ postgres: 'up', redis: 'up' });
+    const metrics = await anon.get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/petstore_http_request_duration_seconds_count\{[^}]*route="\/v1\/account"/);
+  });
+
+  it('serves the OpenAPI 3.0.3 document at /openapi.json and /v1/openapi.json, and a docs page', async () => {
+    const anon = new HttpClient(api.url);
+    for (const path of ['/openapi.json', '/v1/openapi.json']) {
+      const doc = await anon.get(path);
+      expect(doc.status).toBe(200);
+      expect(doc.body.openapi).toBe('3.0.3');
+      expect(doc.body.info.version).toBe('1.0.0');
+      expect(doc.body.components.securitySchemes.bearer).toEqual(
+        expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      );
+      expect(doc.body.tags.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['Pets', 'Store']));
+    }
+    const docs = await anon.get('/docs');
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain('Pet Store API reference');
+  });
+
+  it('reports not ready (503) while Redis or Postgres is unreachable, never hangs, and recovers by itself', async () => {
+    for (const variable of ['REDIS_URL', 'DATABASE_URL'] as const) {
+      const target = new URL(api.config[variable === 'REDIS_URL' ? 'redisUrl' : 'databaseUrl']);
+      const proxy = await new TcpProxy(Number(target.port)).start();
+      const broken = await startApi({ [variable]: proxy.urlFor(target.toString()) });
+      const anon = new HttpClient(broken.url);
+      try {
+        // Just started: its clients may still be connecting through the proxy.
+        await eventually(async () => (await anon.get('/health/ready')).status === 200);
+        await proxy.stop();
+        const started = Date.now();
+        const res = await eventually(async () => {
+          const r = await anon.get('/health/ready');
+          return r.status === 503 ? r : null;
+        });
+        expectErrorBody(res, 503, 'service_unavailable');
+        expect(res.headers.get('retry-after')).toBe('5');
+        expect(res.body.details).toEqual([
+          { field: variable === 'REDIS_URL' ? 'redis' : 'postgres', message: 'unreachable' },
+        ]);
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await proxy.restart();
+        await eventually(async () => (await anon.get('/health/ready')).status === 200, 15_000);
+      } finally {
+        await broken.close();
+        await proxy.stop();
+      }
+    }
+  });
+});
+
+describe('foundation: operator CLI', () => {
+  it('account:create --json prints one JSON line with accountId and a working apiKey', async () => {
+    const { stdout } = await exec(
+      process.execPath,
+      [
+        'dist/apps/cli/main.js',
+        'account:create',
+        '--name',
+        'cli test',
+        '--plan',
+        'enterprise',
+        '--limit-minute',
+        '5000',
+        '--limit-day',
+        '90000',
+        '--json',
+      ],
+      {
+        env: { ...process.env, LOG_FILE: '' },
+      },
+    );
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const out = JSON.parse(lines[0]);
+    expect(out).toEqual(
+      expect.objectContaining({ accountId: expect.any(Number), apiKey: expect.stringMatching(/^pst_/) }),
+    );
+    const api = await startApi();
+    try {
+      const res = await eventually(async () => {
+        const r = await new HttpClient(api.url, out.apiKey).get('/v1/account');
+        return r.status === 200 ? r : null;
+      });
+      expect(res.body).toEqual(
+        expect.objectContaining({ id: out.accountId, plan: 'enterprise', limits: { perMinute: 5000, perDay: 90000 } }),
+      );
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('refuses an enterprise account without limits, naming the problem', async () => {
+    await expect(
+      exec(
+        process.execPath,
+        ['dist/apps/cli/main.js', 'account:create', '--name', 'x', '--plan', 'enterprise', '--json'],
+        { env: { ...process.env, LOG_FILE: '' } },
+      ),
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('limitPerMinute') });
+  });
+});

@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { HttpClient, HttpResponse, eventually } from './support/http';
+import { TcpProxy } from './support/tcp-proxy';
+
+function expectError(res: { status: number; body: any }, status: number, code: string) {
+  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
+}
+
+const replayed = (res: HttpResponse) => res.headers.get('idempotent-replayed');
+
+describe('Idempotency-Key on creating POSTs', () => {
+  let api: RunningApi;
+  let http: HttpClient;
+  let accountId: number;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    api = await startApi();
+    db = api.app.get(DataSource);
+    const account = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
+    accountId = account.accountId;
+    http = new HttpClient(api.url, account.apiKey);
+  });
+  afterAll(() => api.close());
+
+  const postMessage = (message: string, key: string, client = http) =>
+    client.post('/v1/messages', { message }, { headers: { 'Idempotency-Key': key } });
+  const countMessages = async (text: string): Promise<number> =>
+    (await db.query('SELECT count(*)::int AS n FROM messages WHERE message = $1', [text]))[0].n;
+
+  it('replays the first answer (status, body, Location) with Idempotent-Replayed: true, doing the work once', async () => {
+    const key = randomUUID();
+    const first = await postMessage('replay me', key);
+    expect(first.status).toBe(202);
+    expect(replayed(first)).toBeNull();
+    const again = await postMessage('replay me', key);
+    expect(again.status).toBe(202);
+    expect(replayed(again)).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(again.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(again.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect(await countMessages('replay me')).toBe(1);
+
+    // Key order in the body does not make it another body.
+    const k2 = randomUUID();
+    const a = await http.post(
+      '/v1/keys',
+      { name: 'ordered', scopes: ['read'] },
+      { headers: { 'Idempotency-Key': k2 } },
+    );
+    const b = await http.request('POST', '/v1/keys', {
+      rawBody: '{"scopes":["read"],"name":"ordered"}',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': k2 },
+    });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(replayed(b)).toBe('true');
+    expect(b.body).toEqual(a.body);
+  });
+
+  it('answers 422 idempotency_key_reused for the same key with another body or path', async () => {
+    const key = randomUUID();
+    expect((await postMessage('original', key)).status).toBe(202);
+    expectError(await postMessage('different', key), 422, 'idempotency_key_reused');
+    expectError(
+      await http.post('/v1/keys', { name: 'x' }, { headers: { 'Idempotency-Key': key } }),
+      422,
+      'idempotency_key_reused',
+    );
+    expect(await countMessages('different')).toBe(0);
+  });
+
+  it('scopes keys to the account', async () => {
+    const key = randomUUID();
+    const mine = await postMessage('per account', key);
+    const other = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const theirs = await postMessage('per account', key, other);
+    expect(theirs.status).toBe(202);
+    expect(replayed(theirs)).toBeNull();
+    expect(theirs.body.id).not.toBe(mine.body.id);
+  });
+
+  it('answers 409 idempotency_key_in_use while the first request is still running', async () => {
+    const key = randomUUID();
+    const pg = new Client({ connectionString: api.config.databaseUrl });
+    await pg.connect();
+    try {
+      // Hold inserts into messages: the first request is then in flight until we let go.
+      await pg.query('BEGIN');
+      await pg.query('LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE');
+      const first = postMessage('slow one', key);
+      await eventually(async () => {
+        const waiting = await pg.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return waiting.rowCount;
+      });
+      expectError(await postMessage('slow one', key), 409, 'idempotency_key_in_use');
+      expectError(await postMessage('another body', key), 422, 'idempotency_key_reused');
+      await pg.query('COMMIT');
+      const done = await first;
+      expect(done.status).toBe(202);
+      const retry = await postMessage('slow one', key);
+      expect(replayed(retry)).toBe('true');
+      expect(retry.body.id).toBe(done.body.id);
+    } finally {
+      await pg.end();
+    }
+  });
+
+  it('creates exactly one record from 10 parallel retries with one key', async () => {
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => postMessage('ten at once', key)));
+    const created = answers.filter((r) => r.status === 202 && replayed(r) === null);
+    expect(created).toHaveLength(1);
+    for (const r of answers) {
+      expect([202, 409]).toContain(r.status);
+      if (r.status === 202) expect(r.body.id).toBe(created[0].body.id);
+      else expect(r.body.code).toBe('idempotency_key_in_use');
+    }
+    expect(await countMessages('ten at once')).toBe(1);
+
+    const keyKey = randomUUID();
+    const keys = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        http.post('/v1/keys', { name: 'ten keys' }, { headers: { 'Idempotency-Key': keyKey } }),
+      ),
+    );
+    const issued = keys.filter((r) => r.status === 201);
+    expect(issued.length).toBeGreaterThan(0);
+    expect(new Set(issued.map((r) => r.body.secret)).size).toBe(1);
+    const rows = await db.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND name = $2', [
+      accountId,
+      'ten keys',
+    ]);
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  it('takes stock once from 10 parallel retries of one order', async () => {
+    const category = await http.post('/v1/categories', { name: `idem-${randomUUID()}` });
+    const pet = await http.post('/v1/pets', { name: 'Rex', categoryId: category.body.id });
+    expect((await http.put(`/v1/store/inventory/${pet.body.id}`, { quantity: 5 })).status).toBe(200);
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        http.post('/v1/store/orders', { petId: pet.body.id, quantity: 2 }, { headers: { 'Idempotency-Key': key } }),
+      ),
+    );
+    const placed = answers.filter((r) => r.status === 201);
+    expect(placed.length).toBeGreaterThan(0);
+    expect(new Set(placed.map((r) => r.body.id)).size).toBe(1);
+    for (const r of answers) if (r.status !== 201) expect(r.body.code).toBe('idempotency_key_in_use');
+    const replay = await http.post(
+      '/v1/store/orders',
+      { petId: pet.body.id, quantity: 2 },
+      { headers: { 'Idempotency-Key': key } },
+    );
+    expect(replay.status).toBe(201);
+    expect(replayed(replay)).toBe('true');
+    expect(replay.body.id).toBe(placed[0].body.id);
+    expect((await http.get(`/v1/store/inventory/${pet.body.id}`)).body.quantity).toBe(3);
+    const orders = await db.query('SELECT count(*)::int AS n FROM orders WHERE pet_id = $1', [pet.body.id]);
+    expect(orders).toEqual([{ n: 1 }]);
+  });
+
+  it('keeps no 400: a corrected retry may reuse the key', async () => {
+    const key = randomUUID();
+    expectError(
+      await http.post('/v1/messages', { message: '' }, { headers: { 'Idempotency-Key': key } }),
+      400,
+      'validation_failed',
+    );
+    const fixed = await postMessage('fixed', key);
+    expect(fixed.status).toBe(202);
+    expect(replayed(fixed)).toBeNull();
+  });
+
+  it('keeps no 5xx: after a 503 the same key does the work', async () => {
+    const target = new URL(api.config.databaseUrl);
+    const proxy = await new TcpProxy(Number(target.port)).start();
+    const api2 = await startApi({ DATABASE_URL: proxy.urlFor(target.toString()) });
+    try {
+      const client = new HttpClient(api2.url, http.defaultKey);
+      expect((await client.get('/v1/account')).status).toBe(200); // caches the key
+      await proxy.stop();
+      const key = randomUUID();
+      expectError(await postMessage('after an outage', key, client), 503, 'service_unavailable');
+      await proxy.restart();
+      const res = await eventually(async () => {
+        const r = await postMessage('after an outage', key, client);
+        return r.status === 202 ? r : null;
+      });
+      expect(replayed(res)).toBeNull();
+      expect(await countMessages('after an outage')).toBe(1);
+    } finally {
+      await api2.close();
+      await proxy.stop();
+    }
+  });
+
+  it('validates the header: 1..255 printable ASCII characters', async () => {
+    for (const key of ['k'.repeat(256), 'caf\u00e9', 'tab\there']) {
+      const res = await http.post('/v1/messages', { message: 'bad key' }, { headers: { 'Idempotency-Key': key } });
+      expectError(res, 400, 'invalid_parameter');
+      expect(res.body.details).toEqual([{ field: 'header.Idempotency-Key', message: expect.any(String) }]);
+    }
+    expect((await postMessage('long key', 'k'.repeat(255))).status).toBe(202);
+    expect(await countMessages('bad key')).toBe(0);
+  });
+
+  it('is documented on each idempotent operation: header parameter, 409 and 422', async () => {
+    const doc = (await new HttpClient(api.url).get('/openapi.json')).body;
+    for (const path of ['/messages', '/keys', '/pets', '/categories', '/store/orders']) {
+      const op = doc.paths[path].post;
+      expect(op.parameters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]),
+      );
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['409', '422']));
+      expect(op.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+    expect(doc.paths['/messages'].post.responses['202']).toBeDefined();
+    expect(doc.paths['/messages'].post.tags).toEqual(['Messages']);
+    expect(doc.components.schemas.NewMessage.properties.message).toEqual(
+      expect.objectContaining({ minLength: 1, maxLength: 4096 }),
+    );
+  });
+});

@@ -1,0 +1,302 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { INestApplicationContext } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { QueueName } from '@app/queues';
+import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { HttpClient, HttpResponse, eventually } from './support/http';
+import { TcpProxy } from './support/tcp-proxy';
+
+const ID = /^msg_[0-9a-f]{28}$/;
+const ATTEMPTS = 3;
+const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'main.js');
+// Every worker of this file, in process or not: a killed worker's jobs are retried within seconds.
+// (BullMQ runs one stalled check per queue per period, so one slow worker would slow them all.)
+const FAST_RECOVERY = { JOB_LOCK_MS: '2000', SWEEP_INTERVAL_MS: '500' };
+
+function expectError(res: { status: number; body: any }, status: number, code: string) {
+  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
+  expect(res.body).toEqual(expect.objectContaining({ status, message: expect.any(String) }));
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+describe('messages: durable queued acceptance and processing', () => {
+  let api: RunningApi;
+  let http: HttpClient;
+  let db: DataSource;
+  let worker: INestApplicationContext | undefined;
+
+  beforeAll(async () => {
+    api = await startApi({ JOB_ATTEMPTS: String(ATTEMPTS) });
+    db = api.app.get(DataSource);
+    const { apiKey } = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
+    http = new HttpClient(api.url, apiKey);
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await api.close();
+  });
+
+  const post = (message: unknown) => http.post('/v1/messages', { message });
+  const statuses = async (ids: string[]): Promise<Record<string, number>> => {
+    const rows: { status: string; n: number }[] = await db.query(
+      'SELECT status, count(*)::int AS n FROM messages WHERE id = ANY($1) GROUP BY status',
+      [ids],
+    );
+    return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  };
+  /** message.processed events per message: exactly one each means processed exactly once. */
+  const processedEvents = async (ids: string[]): Promise<number[]> => {
+    const rows: { n: number }[] = await db.query(
+      `SELECT count(e.id)::int AS n FROM unnest($1::text[]) AS m(id)
+         LEFT JOIN events e ON e.resource_type = 'message' AND e.resource_id = m.id AND e.type = 'message.processed'
+        GROUP BY m.id`,
+      [ids],
+    );
+    return rows.map((r) => r.n);
+  };
+  const acceptMany = async (client: HttpClient, n: number, prefix: string): Promise<string[]> => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 25) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(25, n - i) }, (_, j) =>
+          client.post('/v1/messages', { message: `${prefix} ${i + j}` }),
+        ),
+      );
+      for (const res of batch) {
+        expect(res.status).toBe(202);
+        ids.push(res.body.id);
+      }
+    }
+    return ids;
+  };
+
+  it('answers the quickstart with 202, Location and {id, message, status: queued, createdAt}, and queues the job', async () => {
+    const before = Date.now();
+    const res = await post('Hello, pet store!');
+    expect(res.status).toBe(202);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'id', 'message', 'status']);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(ID),
+      message: 'Hello, pet store!',
+      status: 'queued',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);
+    expect(res.headers.get('location')).toBe(`/v1/messages/${res.body.id}`);
+    expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+
+    const read = await http.get(res.headers.get('location') as string);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(
+      expect.objectContaining({ ...res.body, attempts: 0, result: null, processedAt: null, failureReason: null }),
+    );
+    // Dispatched right after commit: the BullMQ job carries the message id, and the outbox is empty again.
+    const job = await api.app.get<Queue>(getQueueToken(QueueName.Messages)).getJob(res.body.id);
+    expect(job?.data).toEqual({ accountId: expect.any(Number), messageId: res.body.id });
+    expect(await db.query('SELECT id FROM outbox WHERE job_id = $1', [res.body.id])).toEqual([]);
+  });
+
+  it('answers the three 400s of the interface and the length bound, and stores nothing', async () => {
+    const [{ n: before }] = await db.query('SELECT count(*)::int AS n FROM messages');
+    const raw = (rawBody: string, contentType: string) =>
+      http.request('POST', '/v1/messages', { rawBody, headers: { 'Content-Type': contentType } });
+    expectError(await raw('{"message": ', 'application/json'), 400, 'invalid_json');
+    expectError(await raw('{"message":"hi"}', 'text/plain'), 400, 'unsupported_media_type');
+    expectError(await raw('message=hi', 'application/x-www-form-urlencoded'), 400, 'unsupported_media_type');
+    const missing = await http.post('/v1/messages', {});
+    expectError(missing, 400, 'validation_failed');
+    expect(missing.body.details.map((d: { field: string }) => d.field)).toContain('message');
+    for (const bad of [42, null, ['hi'], { text: 'hi' }, '', 'x'.repeat(4097), 'nul\u0000inside', '\ud800']) {
+      const res = await post(bad);
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.details[0].field).toBe('message');
+    }
+    expectError(await http.post('/v1/messages', { message: 'hi', extra: 1 }), 400, 'validation_failed');
+    expectError(await http.post('/v1/messages', ['hi']), 400, 'validation_failed');
+    const [{ n: after }] = await db.query('SELECT count(*)::int AS n FROM messages');
+    expect(after).toBe(before);
+
+    // The bound counts characters (code points): 4096 emoji are accepted, 4097 are not.
+    expect((await post('🐈'.repeat(4096))).status).toBe(202);
+    expectError(await post('🐈'.repeat(4097)), 400, 'validation_failed');
+  });
+
+  it('reads a message only in its own account, and rejects malformed ids', async () => {
+    const mine = await post('only mine');
+    const other = await createAccount(api);
+    const stranger = new HttpClient(api.url, other.apiKey);
+    expectError(await stranger.get(`/v1/messages/${mine.body.id}`), 404, 'not_found');
+    expect((await stranger.get('/v1/messages')).body).toEqual([]);
+    expectError(await http.get(`/v1/messages/msg_${'0'.repeat(28)}`), 404, 'not_found');
+    expectError(await http.get('/v1/messages/nope'), 400, 'invalid_parameter');
+    expectError(await http.get('/v1/messages?after=nope'), 400, 'invalid_parameter');
+    expectError(await http.get('/v1/messages?status=done'), 400, 'invalid_parameter');
+    expectError(await http.get('/v1/messages?limit=101'), 400, 'invalid_parameter');
+  });
+
+  it('lists in keyset pages with Link rel="next"', async () => {
+    const { apiKey } = await createAccount(api);
+    const client = new HttpClient(api.url, apiKey);
+    const ids = await acceptMany(client, 5, 'page');
+    const seen: string[] = [];
+    let path: string | null = '/v1/messages?limit=2';
+    let pages = 0;
+    while (path) {
+      const res: HttpResponse<any[]> = await client.get(path);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.map((m: { id: string }) => m.id));
+      path = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+      pages++;
+    }
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...ids].sort());
+    const queued = await client.get('/v1/messages?status=queued&limit=100');
+    expect(queued.body).toHaveLength(5);
+    expect((await client.get('/v1/messages?status=processed')).body).toEqual([]);
+  });
+
+  it('processes the 100 messages accepted while no worker ran once one starts, each exactly once', async () => {
+    const ids = await acceptMany(http, 100, 'backlog');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await statuses(ids)).toEqual({ queued: 100 });
+
+    worker = await startWorker(FAST_RECOVERY);
+    await eventually(async () => (await statuses(ids)).processed === 100, 20_000);
+    expect(await processedEvents(ids)).toEqual(Array(100).fill(1));
+    const one = await http.get(`/v1/messages/${ids[7]}`);
+    expect(one.body).toEqual(
+      expect.objectContaining({
+        status: 'processed',
+        attempts: 1,
+        result: { characters: 'backlog 7'.length, sha256: sha256('backlog 7') },
+        processedAt: expect.any(String),
+        failureReason: null,
+      }),
+    );
+    const processed = await http.get('/v1/messages?status=processed&limit=100');
+    expect(processed.body.every((m: { status: string }) => m.status === 'processed')).toBe(true);
+    expect(processed.headers.get('link')).toContain('status=processed');
+  });
+
+  it('gives a message whose job was lost (Redis flushed) its job back, and processes it once', async () => {
+    await worker?.close();
+    const res = await post('lost job');
+    expect(res.status).toBe(202);
+    const queue = api.app.get<Queue>(getQueueToken(QueueName.Messages));
+    await eventually(async () => (await queue.getJobState(res.body.id)) === 'waiting');
+    expect(await queue.remove(res.body.id)).toBe(1); // lost, as if Redis had been flushed
+    // The outbox row of a dispatched job is deleted shortly after (batched): then only Redis had it.
+    await eventually(
+      async () => (await db.query('SELECT count(*)::int AS n FROM outbox WHERE job_id = $1', [res.body.id]))[0].n === 0,
+    );
+
+    worker = await startWorker(FAST_RECOVERY);
+    await eventually(async () => (await statuses([res.body.id])).processed === 1, 10_000);
+    expect(await processedEvents([res.body.id])).toEqual([1]);
+  });
+
+  it('retries a message the processor rejects with backoff, then marks it failed with the reason', async () => {
+    const res = await post('poison: always rejected');
+    const failed = await eventually(async () => {
+      const r = await http.get(`/v1/messages/${res.body.id}`);
+      return r.body.status === 'failed' ? r.body : null;
+    }, 15_000);
+    expect(failed).toEqual(
+      expect.objectContaining({
+        attempts: ATTEMPTS,
+        result: null,
+        processedAt: null,
+        failedAt: expect.any(String),
+        failureReason: expect.stringContaining('poison:'),
+      }),
+    );
+    const events = await db.query('SELECT type FROM events WHERE resource_type = $1 AND resource_id = $2', [
+      'message',
+      res.body.id,
+    ]);
+    expect(events).toEqual([{ type: 'message.failed' }]);
+  });
+
+  it('accepts messages (202, quickly) while Redis is unreachable and processes them once it returns', async () => {
+    await worker?.close();
+    worker = undefined;
+    const redisUrl = new URL(api.config.redisUrl);
+    const proxy = await new TcpProxy(Number(redisUrl.port)).start();
+    const viaProxy = { REDIS_URL: proxy.urlFor(redisUrl.toString()) };
+    const api2 = await startApi(viaProxy);
+    const worker2 = await startWorker({ ...viaProxy, ...FAST_RECOVERY });
+    try {
+      const client = new HttpClient(api2.url, http.defaultKey);
+      expect((await client.get('/v1/account')).status).toBe(200);
+      await proxy.stop();
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const started = Date.now();
+        const res = await client.post(
+          '/v1/messages',
+          { message: `during outage ${i}` },
+          { headers: i === 0 ? { 'Idempotency-Key': 'outage-0' } : {} },
+        );
+        expect(res.status).toBe(202);
+        expect(Date.now() - started).toBeLessThan(1_500);
+        ids.push(res.body.id);
+      }
+      // Durable: every accepted message has its outbox row, waiting for the relay.
+      const outbox = await db.query('SELECT job_id FROM outbox WHERE job_id = ANY($1)', [ids]);
+      expect(outbox).toHaveLength(10);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await statuses(ids)).toEqual({ queued: 10 });
+
+      await proxy.restart();
+      await eventually(async () => (await statuses(ids)).processed === 10, 20_000);
+      expect(await processedEvents(ids)).toEqual(Array(10).fill(1));
+      expect(await db.query('SELECT job_id FROM outbox WHERE job_id = ANY($1)', [ids])).toEqual([]);
+    } finally {
+      await worker2.close();
+      await api2.close();
+      await proxy.stop();
+    }
+  });
+
+  describe('a worker process killed with SIGKILL mid-burst', () => {
+    const children: ChildProcess[] = [];
+    const spawnWorker = () => {
+      const child = spawn(process.execPath, [WORKER_MAIN], {
+        env: { ...process.env, ...FAST_RECOVERY, WORKER_PORT: '0', LOG_LEVEL: 'warn' },
+        stdio: 'ignore',
+      });
+      children.push(child);
+      return child;
+    };
+    afterAll(() => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+
+    it('loses nothing and processes nothing twice', async () => {
+      expect(existsSync(WORKER_MAIN)).toBe(true); // npm run build
+      const ids = await acceptMany(http, 200, 'burst');
+      const first = spawnWorker();
+      await eventually(async () => ((await statuses(ids)).processed ?? 0) >= 20, 20_000, 10);
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      const atKill = await statuses(ids);
+      expect(atKill.processed).toBeLessThan(200);
+
+      const second = spawnWorker();
+      await eventually(async () => (await statuses(ids)).processed === 200, 30_000);
+      second.kill('SIGTERM');
+      await new Promise((resolve) => second.once('exit', resolve));
+      expect(await processedEvents(ids)).toEqual(Array(200).fill(1));
+      const results = await db.query(
+        'SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND sha256 IS NOT NULL AND processed_at IS NOT NULL',
+        [ids],
+      );
+      expect(results).toEqual([{ n: 200 }]);
+    });
+  });
+});

@@ -1,0 +1,65 @@
+import { INestApplication, INestApplicationContext } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { AddressInfo } from 'node:net';
+import { AccountsService } from '@app/auth';
+import { AppConfig, Clock, loadConfig } from '@app/config';
+import { Plan } from '@app/database';
+import { AppModule } from '../../apps/api/src/app.module';
+import { configureApp } from '../../apps/api/src/configure-app';
+import { WorkerModule } from '../../apps/worker/src/worker.module';
+
+export type EnvOverrides = Record<string, string>;
+
+export interface RunningApi {
+  app: INestApplication;
+  url: string;
+  config: AppConfig;
+  close(): Promise<void>;
+}
+
+/** The real API (same middleware chain as production) on a random port. */
+export async function startApi(env: EnvOverrides = {}, opts: { clock?: Clock } = {}): Promise<RunningApi> {
+  const config = loadConfig({ ...process.env, ...env });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(AppConfig)
+    .useValue(config)
+    .overrideProvider(Clock)
+    .useValue(opts.clock ?? new Clock())
+    .compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return { app, url: `http://127.0.0.1:${port}`, config, close: () => app.close() };
+}
+
+/** The real worker (processors, outbox relay, ops server) in this process. */
+export async function startWorker(
+  env: EnvOverrides = {},
+  opts: { clock?: Clock } = {},
+): Promise<INestApplicationContext> {
+  const config = loadConfig({ ...process.env, ...env });
+  const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
+    .overrideProvider(AppConfig)
+    .useValue(config)
+    .overrideProvider(Clock)
+    .useValue(opts.clock ?? new Clock())
+    .compile();
+  await moduleRef.init();
+  return moduleRef;
+}
+
+let accountSeq = 0;
+
+/** A new account with its first key, created the way the operator CLI does it. */
+export async function createAccount(
+  api: RunningApi,
+  plan: Plan = 'business',
+  limits: { limitPerMinute?: number; limitPerDay?: number } = {},
+): Promise<{ accountId: number; apiKey: string; keyId: number }> {
+  const { account, key } = await api.app
+    .get(AccountsService)
+    .create(`test-account-${process.pid}-${++accountSeq}`, plan, limits);
+  return { accountId: account.id, apiKey: key.secret, keyId: key.id };
+}

@@ -1,0 +1,318 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { verifySignature } from '@app/webhooks';
+import { EventFanOutService } from '../apps/worker/src/events/event-fan-out.service';
+import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { eventually, HttpClient } from './support/http';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+const ENV = {
+  ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+  WEBHOOK_BACKOFF_MS: '100',
+  WEBHOOK_TIMEOUT_MS: '2000',
+  // Short enough to watch a webhook get disabled, long enough for the retry tests.
+  WEBHOOK_MAX_AGE_SECONDS: '3',
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('webhooks', () => {
+  let api: RunningApi;
+  let worker: INestApplicationContext;
+  const receivers: WebhookReceiver[] = [];
+  const secrets: string[] = [];
+
+  async function receiver(respond?: (n: number) => number): Promise<WebhookReceiver> {
+    const r = await new WebhookReceiver(respond).start();
+    receivers.push(r);
+    return r;
+  }
+
+  let lastAccountId = 0;
+  async function account(): Promise<HttpClient> {
+    const created = await createAccount(api);
+    lastAccountId = created.accountId;
+    return new HttpClient(api.url, created.apiKey);
+  }
+
+  async function subscribe(http: HttpClient, url: string, events: string[]) {
+    const res = await http.post('/v1/webhooks', { url, events });
+    expect(res.status).toBe(201);
+    secrets.push(res.body.secret);
+    return res.body as { id: number; secret: string; url: string; events: string[]; status: string };
+  }
+
+  /** Creates then revokes a key: one api_key.created and one api_key.revoked event. */
+  async function createAndRevokeKey(http: HttpClient): Promise<number> {
+    const key = await http.post('/v1/keys', { name: 'temp' });
+    expect(key.status).toBe(201);
+    expect((await http.delete(`/v1/keys/${key.body.id}`)).status).toBe(204);
+    return key.body.id;
+  }
+
+  beforeAll(async () => {
+    api = await startApi(ENV);
+    worker = await startWorker(ENV);
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await worker.close();
+    await api.close();
+  });
+
+  it('delivers a subscribed event, signed with the secret, and not the unsubscribed ones', async () => {
+    const http = await account();
+    const revokedOnly = await receiver();
+    const createdOnly = await receiver();
+    const hook = await subscribe(http, revokedOnly.url, ['api_key.revoked']);
+    await subscribe(http, createdOnly.url, ['api_key.created']);
+    expect(hook).toEqual(
+      expect.objectContaining({ url: revokedOnly.url, events: ['api_key.revoked'], status: 'active' }),
+    );
+    expect(hook.secret).toMatch(/^whsec_/);
+
+    const keyId = await createAndRevokeKey(http);
+    const req = await eventually(async () => revokedOnly.requests[0]);
+    expect(req.method).toBe('POST');
+    expect(req.headers['content-type']).toBe('application/json');
+    const event = JSON.parse(req.body);
+    expect(event).toEqual(
+      expect.objectContaining({ type: 'api_key.revoked', resourceType: 'api_key', resourceId: String(keyId) }),
+    );
+    expect(req.headers['petstore-event-id']).toBe(String(event.id));
+    expect(req.headers['petstore-event-type']).toBe('api_key.revoked');
+
+    // The signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
+    const signature = req.headers['petstore-signature'] as string;
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature)!;
+    expect(Math.abs(Date.now() / 1000 - Number(t))).toBeLessThan(60);
+    expect(v1).toBe(createHmac('sha256', hook.secret).update(`${t}.${req.body}`).digest('hex'));
+    expect(verifySignature(hook.secret, req.body, signature)).toBe(true);
+    expect(verifySignature('whsec_wrong', req.body, signature)).toBe(false);
+
+    // The other webhook got the created event, so its fan-out is done: it was not sent here.
+    await eventually(async () => createdOnly.requests.some((r) => JSON.parse(r.body).type === 'api_key.created'));
+    expect(createdOnly.requests.every((r) => JSON.parse(r.body).type === 'api_key.created')).toBe(true);
+    expect(revokedOnly.requests).toHaveLength(1);
+
+    const deliveries = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body).toEqual([
+      expect.objectContaining({
+        webhookId: hook.id,
+        eventId: event.id,
+        eventType: 'api_key.revoked',
+        status: 'delivered',
+        attempts: 1,
+        lastStatusCode: 200,
+        nextAttemptAt: null,
+        deliveredAt: expect.any(String),
+      }),
+    ]);
+
+    // The secret was shown once: never in a list.
+    const list = await http.get('/v1/webhooks');
+    expect(list.body.map((w: { id: number }) => w.id)).toContain(hook.id);
+    expect(JSON.stringify(list.body)).not.toContain('whsec_');
+
+    // A second fan-out of the same event (relay re-enqueue, job retry) adds no delivery.
+    await expect(worker.get(EventFanOutService).fanOut({ accountId: lastAccountId, eventId: event.id })).resolves.toBe(
+      0,
+    );
+    expect((await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body).toHaveLength(1);
+  });
+
+  it('retries a failing receiver with backoff until it answers 2xx (third attempt)', async () => {
+    const http = await account();
+    const flaky = await receiver((n) => (n <= 2 ? 500 : 200));
+    const hook = await subscribe(http, flaky.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+
+    const delivery = await eventually(async () => {
+      const res = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return res.body[0]?.status === 'delivered' && res.body[0];
+    });
+    expect(delivery).toEqual(expect.objectContaining({ attempts: 3, lastStatusCode: 200, lastError: null }));
+    expect(flaky.requests).toHaveLength(3);
+    const ids = flaky.requests.map((r) => r.headers['petstore-event-id']);
+    expect(new Set(ids).size).toBe(1);
+    for (const r of flaky.requests) {
+      expect(verifySignature(hook.secret, r.body, r.headers['petstore-signature'] as string)).toBe(true);
+    }
+  });
+
+  it('shows a pending retry with its next attempt time', async () => {
+    const http = await account();
+    const failing = await receiver(() => 503);
+    const hook = await subscribe(http, failing.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    const pending = await eventually(async () => {
+      const res = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return res.body[0]?.attempts >= 1 && res.body[0]?.status === 'pending' && res.body[0];
+    });
+    expect(pending).toEqual(expect.objectContaining({ lastStatusCode: 503, lastError: 'HTTP 503' }));
+    expect(Date.parse(pending.nextAttemptAt)).toBeGreaterThan(Date.parse(pending.lastAttemptAt));
+    expect((await http.delete(`/v1/webhooks/${hook.id}`)).status).toBe(204);
+  });
+
+  it('stops delivering once the webhook is deleted', async () => {
+    const http = await account();
+    const failing = await receiver(() => 500);
+    const hook = await subscribe(http, failing.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    await eventually(async () => failing.requests.length >= 2);
+
+    expect((await http.delete(`/v1/webhooks/${hook.id}`)).status).toBe(204);
+    await sleep(300); // an attempt already in flight may still land
+    const seen = failing.requests.length;
+    await sleep(1_200); // several backoff periods at WEBHOOK_BACKOFF_MS=100
+    expect(failing.requests).toHaveLength(seen);
+
+    expect((await http.get(`/v1/webhooks/${hook.id}/deliveries`)).status).toBe(404);
+    expect((await http.delete(`/v1/webhooks/${hook.id}`)).status).toBe(404);
+    const list = await http.get('/v1/webhooks');
+    expect(list.body.map((w: { id: number }) => w.id)).not.toContain(hook.id);
+  });
+
+  it('disables a webhook that keeps failing past the maximum age, and says so with an event', async () => {
+    const http = await account();
+    const dead = await receiver(() => 500);
+    const hook = await subscribe(http, dead.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+
+    const disabled = await eventually(async () => {
+      const res = await http.get('/v1/webhooks');
+      return res.body.find((w: { id: number; status: string }) => w.id === hook.id && w.status === 'disabled');
+    }, 15_000);
+    expect(disabled.disabledAt).toEqual(expect.any(String));
+
+    const events = await http.get('/v1/events?type=webhook.disabled');
+    expect(events.body).toEqual([
+      expect.objectContaining({
+        type: 'webhook.disabled',
+        resourceType: 'webhook',
+        resourceId: String(hook.id),
+        data: expect.objectContaining({ id: hook.id, status: 'disabled', url: dead.url }),
+      }),
+    ]);
+    expect(JSON.stringify(events.body)).not.toContain(hook.secret);
+    const [delivery] = (await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+    expect(delivery).toEqual(expect.objectContaining({ status: 'failed', lastStatusCode: 500, nextAttemptAt: null }));
+    expect(delivery.attempts).toBeGreaterThan(2);
+    expect(dead.requests).toHaveLength(delivery.attempts);
+  });
+
+  it('sends a signed test delivery on request', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['pet.created']);
+    const res = await http.post(`/v1/webhooks/${hook.id}/test`);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual(
+      expect.objectContaining({ webhookId: hook.id, eventId: null, eventType: 'webhook.test', status: 'pending' }),
+    );
+
+    const req = await eventually(async () => r.requests[0]);
+    expect(req.headers['petstore-event-type']).toBe('webhook.test');
+    expect(req.headers['petstore-event-id']).toBe(`test-${res.body.id}`);
+    expect(JSON.parse(req.body)).toEqual(
+      expect.objectContaining({ id: null, type: 'webhook.test', resourceId: String(hook.id) }),
+    );
+    expect(verifySignature(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    await eventually(async () => {
+      const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return list.body.some((d: { id: number; status: string }) => d.id === res.body.id && d.status === 'delivered');
+    });
+  });
+
+  it('keeps each account’s webhooks to itself (404 on another account’s)', async () => {
+    const owner = await account();
+    const other = await account();
+    const r = await receiver();
+    const hook = await subscribe(owner, r.url, ['api_key.revoked']);
+
+    expect((await other.get('/v1/webhooks')).body).toEqual([]);
+    for (const res of [
+      await other.get(`/v1/webhooks/${hook.id}/deliveries`),
+      await other.post(`/v1/webhooks/${hook.id}/test`),
+      await other.delete(`/v1/webhooks/${hook.id}`),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('not_found');
+    }
+    // The other account's events never reach this webhook.
+    await createAndRevokeKey(other);
+    await sleep(500);
+    expect(r.requests).toHaveLength(0);
+    expect((await owner.get('/v1/webhooks')).body.map((w: { id: number }) => w.id)).toEqual([hook.id]);
+  });
+
+  it('validates the subscription', async () => {
+    const http = await account();
+    for (const body of [
+      { url: 'http://127.0.0.1:1/x', events: [] },
+      { url: 'http://127.0.0.1:1/x', events: ['pet.exploded'] },
+      { url: 'http://127.0.0.1:1/x', events: ['pet.created', 'pet.created'] },
+      { url: 'http://127.0.0.1:1/x' },
+      { events: ['pet.created'] },
+    ]) {
+      const res = await http.post('/v1/webhooks', body);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+    }
+  });
+
+  it('is marked experimental in the OpenAPI document', async () => {
+    const doc = (await new HttpClient(api.url).get('/openapi.json')).body;
+    const ops = [
+      doc.paths['/webhooks'].post,
+      doc.paths['/webhooks'].get,
+      doc.paths['/webhooks/{webhookId}'].delete,
+      doc.paths['/webhooks/{webhookId}/deliveries'].get,
+      doc.paths['/webhooks/{webhookId}/test'].post,
+    ];
+    for (const op of ops) {
+      expect(op['x-stability']).toBe('experimental');
+      expect(op.tags).toEqual(['Webhooks']);
+    }
+  });
+
+  describe('SSRF protection (ALLOW_PRIVATE_WEBHOOK_URLS=false)', () => {
+    let strict: RunningApi;
+    beforeAll(async () => {
+      strict = await startApi({ ...ENV, ALLOW_PRIVATE_WEBHOOK_URLS: 'false' });
+    });
+    afterAll(() => strict.close());
+
+    it.each([
+      'http://127.0.0.1:8080/hook',
+      'http://localhost/hook',
+      'http://10.0.0.8/hook',
+      'http://192.168.1.10/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/hook',
+      'http://[::ffff:127.0.0.1]/hook',
+      'http://0.0.0.0/hook',
+      'ftp://example.com/hook',
+      'file:///etc/passwd',
+    ])('refuses %s with 400 validation_failed naming url', async (url) => {
+      const http = new HttpClient(strict.url, (await createAccount(strict)).apiKey);
+      const res = await http.post('/v1/webhooks', { url, events: ['pet.created'] });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(
+        expect.objectContaining({ code: 'validation_failed', details: [expect.objectContaining({ field: 'url' })] }),
+      );
+      expect((await http.get('/v1/webhooks')).body).toEqual([]);
+    });
+  });
+
+  it('never writes a webhook secret to the logs', async () => {
+    const logFile = api.config.logFile;
+    expect(logFile).toBeDefined();
+    await sleep(200); // let the asynchronous log writer flush
+    const log = readFileSync(logFile as string, 'utf8');
+    expect(secrets.length).toBeGreaterThan(5);
+    for (const s of secrets) expect(log).not.toContain(s);
+  });
+});
