@@ -93,11 +93,14 @@ describe('Idempotency-Key on creating POSTs', () => {
       await pg.query('BEGIN');
       await pg.query('LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE');
       const first = postMessage('slow one', key);
+      // Asked outside the locking transaction: inside it, Postgres would keep answering
+      // from the pg_stat_activity snapshot taken at its first read.
       await eventually(async () => {
-        const waiting = await pg.query(
-          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        const waiting = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%messages%'`,
         );
-        return waiting.rowCount;
+        return waiting[0].n;
       });
       expectError(await postMessage('slow one', key), 409, 'idempotency_key_in_use');
       expectError(await postMessage('another body', key), 422, 'idempotency_key_reused');
