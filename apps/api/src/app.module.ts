@@ -1,11 +1,9 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from '@app/auth';
-import { AppConfig, ConfigModule } from '@app/config';
+import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { AllExceptionsFilter, ApiValidationPipe } from '@app/errors';
-import { rootLogger } from '@app/observability';
 import { OutboxModule } from '@app/outbox';
 import { QueuesModule } from '@app/queues';
 import { PlanRateLimiter } from '@app/rate-limit';
@@ -26,11 +24,6 @@ import { StoreModule } from './store/store.module';
 @Module({
   imports: [
     ConfigModule,
-    LoggerModule.forRootAsync({
-      inject: [AppConfig],
-      // pino-http itself runs first in configureApp; this binds its per-request logger for Nest's Logger.
-      useFactory: (config: AppConfig) => ({ pinoHttp: { logger: rootLogger(config, 'api') }, useExisting: true }),
-    }),
     DatabaseModule,
     RedisModule,
     QueuesModule.register('producer'),

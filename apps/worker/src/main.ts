@@ -1,11 +1,12 @@
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { AppConfig } from '@app/config';
+import { PinoNestLogger, rootLogger } from '@app/observability';
 import { WorkerModule } from './worker.module';
 
 /** An application context, not an HTTP app: processors and the relay, stopped cleanly on SIGTERM. */
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new PinoNestLogger(rootLogger(app.get(AppConfig), 'worker')));
   // Nest closes the BullMQ workers on shutdown: active jobs finish, the rest stay queued.
   app.enableShutdownHooks();
   await app.init();

@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
-import { AppConfig, ConfigModule } from '@app/config';
+import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { ReadinessService, rootLogger } from '@app/observability';
+import { ReadinessService } from '@app/observability';
 import { OutboxModule } from '@app/outbox';
 import { processorProvider, QueueName, QueuesModule } from '@app/queues';
 import { RedisModule } from '@app/redis';
@@ -20,18 +19,7 @@ import { FulfilmentModule } from './store/fulfilment.module';
 
 /** The worker: BullMQ processors, the outbox relay and the ops server; no API. */
 @Module({
-  imports: [
-    ConfigModule,
-    LoggerModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({ pinoHttp: { logger: rootLogger(config, 'worker') }, useExisting: true }),
-    }),
-    DatabaseModule,
-    RedisModule,
-    QueuesModule.register('worker'),
-    OutboxModule,
-    FulfilmentModule,
-  ],
+  imports: [ConfigModule, DatabaseModule, RedisModule, QueuesModule.register('worker'), OutboxModule, FulfilmentModule],
   providers: [
     ReadinessService,
     OpsServerService,

@@ -42,7 +42,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const error = this.toApiError(exception);
+    const error = this.toApiError(exception, res.getHeader('X-Request-Id'));
     if (res.headersSent) {
       res.end();
       return;
@@ -51,16 +51,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     res.status(error.status).type('application/json').send(JSON.stringify(error.toBody()));
   }
 
-  private toApiError(exception: unknown): ApiError {
+  /** `reqId` ties a logged failure to the access-log line and to what the client saw. */
+  private toApiError(exception: unknown, reqId: unknown): ApiError {
     if (exception instanceof ApiError) return exception;
     if (exception instanceof HttpException) return fromHttpException(exception);
     if (isUnavailableError(exception)) {
-      this.logger.warn({ err: describe(exception) }, 'backing service unavailable');
+      this.logger.warn({ reqId, err: describe(exception) }, 'backing service unavailable');
       return new ApiError('service_unavailable', 'The service is temporarily unavailable, retry later', undefined, {
         'Retry-After': '5',
       });
     }
-    this.logger.error({ err: describe(exception) }, 'unhandled error');
+    this.logger.error({ reqId, err: describe(exception) }, 'unhandled error');
     return new ApiError('internal_error', 'An internal error occurred');
   }
 }

@@ -6,7 +6,11 @@ import { ApiError } from '@app/errors';
 
 /** A strong entity tag: a hash of the JSON representation, which is what the client receives. */
 export function entityTag(representation: object): string {
-  return `"${createHash('sha256').update(JSON.stringify(representation)).digest('base64url').slice(0, 27)}"`;
+  return tagOfJson(JSON.stringify(representation));
+}
+
+function tagOfJson(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
 }
 
 const READS = new Set(['GET', 'HEAD']);
@@ -39,17 +43,22 @@ export function assertIfMatch(header: string | undefined, current: object): void
  */
 @Injectable()
 export class ETagInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<string | undefined> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
     return next.handle().pipe(
       map((body: object) => {
-        const tag = entityTag(body);
+        const json = JSON.stringify(body);
+        const tag = tagOfJson(json);
         res.setHeader('ETag', tag);
-        if (!READS.has(req.method) || !noneMatchHits(req.headers['if-none-match'], tag)) return body;
-        res.status(304);
-        return undefined;
+        if (READS.has(req.method) && noneMatchHits(req.headers['if-none-match'], tag)) {
+          res.status(304);
+          return undefined;
+        }
+        // Serialised once: the answer is the very text the tag was computed from.
+        res.type('application/json');
+        return json;
       }),
     );
   }

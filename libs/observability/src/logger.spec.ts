@@ -1,0 +1,82 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Logger } from '@nestjs/common';
+import pino from 'pino';
+import { accessLog, PinoNestLogger } from './logger';
+
+/** A pino logger writing JSON lines into an array. */
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'trace', base: undefined }, { write: (s: string) => lines.push(JSON.parse(s)) });
+  return { logger, lines };
+}
+
+describe('PinoNestLogger', () => {
+  afterEach(() => Logger.overrideLogger(false));
+
+  it("keeps Nest's context, merges object messages, and drops stack traces", () => {
+    const { logger, lines } = capture();
+    Logger.overrideLogger(new PinoNestLogger(logger));
+    const nest = new Logger('Orders');
+
+    nest.warn({ orderId: 7 }, 'fulfilment job not removed');
+    nest.log('plain text');
+    nest.error('failed', 'Error: boom\n    at secret.ts:1:1');
+    nest.error(new Error('thrown'));
+    Logger.log('no context');
+
+    const picked = lines.map(({ level, context, msg, orderId }) => ({ level, context, msg, orderId }));
+    expect(picked).toEqual([
+      { level: 40, context: 'Orders', msg: 'fulfilment job not removed', orderId: 7 },
+      { level: 30, context: 'Orders', msg: 'plain text', orderId: undefined },
+      { level: 50, context: 'Orders', msg: 'failed', orderId: undefined },
+      { level: 50, context: 'Orders', msg: 'thrown', orderId: undefined },
+      { level: 30, context: undefined, msg: 'no context', orderId: undefined },
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/secret\.ts|logger\.spec/);
+  });
+});
+
+describe('accessLog', () => {
+  function exchange(url: string, headers: Record<string, string>, status: number, finished: boolean) {
+    const req = Object.assign(new EventEmitter(), { url, method: 'GET', headers }) as unknown as IncomingMessage;
+    const sent: Record<string, unknown> = {};
+    const res = Object.assign(new EventEmitter(), {
+      statusCode: status,
+      writableFinished: finished,
+      setHeader: (name: string, value: unknown) => (sent[name] = value),
+    }) as unknown as ServerResponse;
+    return { req, res, sent };
+  }
+
+  function run(url: string, headers: Record<string, string>, status = 200, finished = true) {
+    const { logger, lines } = capture();
+    const { req, res, sent } = exchange(url, headers, status, finished);
+    let nextCalled = false;
+    accessLog(logger)(req, res, () => (nextCalled = true));
+    res.emit('close');
+    return { lines, sent, nextCalled };
+  }
+
+  it('logs one line per request with its id, and neither the query string nor a key in the path', () => {
+    const { lines, sent, nextCalled } = run('/v1/keys/pst_abcdef0123456789?token=hidden', { 'x-request-id': 'r-1' });
+    expect(nextCalled).toBe(true);
+    expect(sent['X-Request-Id']).toBe('r-1');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ reqId: 'r-1', method: 'GET', path: '/v1/keys/pst_[redacted]', status: 200 });
+    expect(JSON.stringify(lines)).not.toContain('hidden');
+  });
+
+  it('logs 5xx answers as errors and marks requests the client abandoned', () => {
+    const failed = run('/v1/pets', {}, 500).lines;
+    expect(failed[0]).toMatchObject({ level: 50, status: 500 });
+    const aborted = run('/v1/pets', {}, 200, false).lines;
+    expect(aborted[0]).toMatchObject({ level: 30, aborted: true });
+  });
+
+  it('gives probes a request id but no log line', () => {
+    const { lines, sent } = run('/health/ready', {});
+    expect(lines).toEqual([]);
+    expect(sent['X-Request-Id']).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
+  });
+});
