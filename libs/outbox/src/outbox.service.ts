@@ -37,6 +37,21 @@ export interface OutboxRow {
   run_at: Date | null;
 }
 
+/** INSERT ... RETURNING for the jobs' outbox rows, numbering its parameters after `offset` others. */
+function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const tuples = jobs.map((j, i) => {
+    values.push(JOB_QUEUE[j.name], j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null);
+    const o = offset + i * 5;
+    return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}::jsonb, $${o + 5}::timestamptz)`;
+  });
+  return {
+    sql: `INSERT INTO outbox (queue, job_name, job_id, payload, run_at) VALUES ${tuples.join(', ')}
+          RETURNING id, queue, job_name, job_id, payload, run_at`,
+    values,
+  };
+}
+
 /**
  * The transactional outbox: jobs are staged as rows inside the business transaction, then
  * pushed to BullMQ after commit (dispatch) or, if that did not happen, by the relay.
@@ -72,17 +87,20 @@ export class OutboxService implements OnModuleDestroy {
   /** Writes the jobs' rows with the caller's transaction; returns the rows to dispatch after commit. */
   async stage(manager: EntityManager, jobs: StagedJob[]): Promise<OutboxRow[]> {
     if (!jobs.length) return [];
-    const values: unknown[] = [];
-    const tuples = jobs.map((j, i) => {
-      values.push(JOB_QUEUE[j.name], j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null);
-      const o = i * 5;
-      return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}::jsonb, $${o + 5}::timestamptz)`;
-    });
-    return manager.query(
-      `INSERT INTO outbox (queue, job_name, job_id, payload, run_at) VALUES ${tuples.join(', ')}
-       RETURNING id, queue, job_name, job_id, payload, run_at`,
-      values,
-    );
+    const { sql, values } = outboxInsert(jobs, 0);
+    return manager.query(sql, values);
+  }
+
+  /**
+   * `statement` (one INSERT or UPDATE with `params`) and the jobs' outbox rows as a single SQL
+   * statement: Postgres runs it atomically in autocommit, so the write and its jobs commit
+   * together in one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT).
+   * Returns the rows to dispatch after commit.
+   */
+  async stageWith(statement: string, params: unknown[], jobs: StagedJob[]): Promise<OutboxRow[]> {
+    const { sql, values } = outboxInsert(jobs, params.length);
+    // A data-modifying WITH runs exactly once, whether or not the main statement reads it.
+    return this.dataSource.query(`WITH written AS (${statement}) ${sql}`, [...params, ...values]);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
-import { dataSourceOptions, migrate } from '@app/database';
+import { dataSourceOptions, migrate, newMessageId } from '@app/database';
+import { jobIds, JobName } from '@app/queues';
 import { OutboxService } from './outbox.service';
 import { TransactionService } from './transaction.service';
 
@@ -8,7 +9,7 @@ import { TransactionService } from './transaction.service';
  * Against the real Postgres (its own database): concurrent transactions emitting events for
  * the same resource get consecutive sequence numbers, none fails.
  */
-describe('TransactionService.emit sequence numbers', () => {
+describe('TransactionService against the real Postgres', () => {
   const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_events' });
   let ds: DataSource;
   let tx: TransactionService;
@@ -18,7 +19,9 @@ describe('TransactionService.emit sequence numbers', () => {
     ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
     // Dispatch is out of scope here: no Redis, so the staged rows stay in the outbox.
     const outbox = {
+      dataSource: ds,
       stage: OutboxService.prototype.stage,
+      stageWith: OutboxService.prototype.stageWith,
       dispatch: async () => undefined,
     } as unknown as OutboxService;
     tx = new TransactionService(ds, outbox);
@@ -40,5 +43,25 @@ describe('TransactionService.emit sequence numbers', () => {
       [accountId],
     );
     expect(rows.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('runStatement commits the statement and its outbox rows together, or neither', async () => {
+    const [{ id: accountId }] = await ds.query(`INSERT INTO accounts (name, plan) VALUES ('one', 'free') RETURNING id`);
+    const id = newMessageId();
+    const insert = `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
+                    VALUES ($1, $2, 'hi', 'queued', 0, now())`;
+    const job = (messageId: string) => [
+      { name: JobName.ProcessMessage, payload: { accountId, messageId }, jobId: jobIds.message(messageId) },
+    ];
+    await tx.runStatement(insert, [id, accountId], job(id));
+    const outboxRows = async (messageId: string) =>
+      (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE job_id = $1`, [jobIds.message(messageId)]))[0].n;
+    expect(await outboxRows(id)).toBe(1);
+
+    // The same id again violates the primary key: the outbox row of the failed write must not stay.
+    const again = job(`${id}-dup`);
+    await expect(tx.runStatement(insert, [id, accountId], again)).rejects.toThrow(/duplicate key/);
+    expect(await outboxRows(`${id}-dup`)).toBe(0);
+    expect((await ds.query(`SELECT count(*)::int AS n FROM messages WHERE id = $1`, [id]))[0].n).toBe(1);
   });
 });

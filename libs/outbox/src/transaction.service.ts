@@ -59,4 +59,12 @@ export class TransactionService {
     await this.outbox.dispatch(rows);
     return result;
   }
+
+  /**
+   * run() for a unit of work that is one SQL statement plus its jobs (no reads, no events):
+   * both commit as a single statement, one round trip to Postgres. For the hottest writes.
+   */
+  async runStatement(statement: string, params: unknown[], jobs: StagedJob[]): Promise<void> {
+    await this.outbox.dispatch(await this.outbox.stageWith(statement, params, jobs));
+  }
 }
