@@ -166,6 +166,13 @@ describe('messages: durable queued acceptance and processing', () => {
     const ids = await acceptMany(http, 100, 'backlog');
     await new Promise((r) => setTimeout(r, 200));
     expect(await statuses(ids)).toEqual({ queued: 100 });
+    // Concurrent accepts share statements (group commit): each id must still hold its own text.
+    const stored: { id: string; message: string }[] = await db.query(
+      'SELECT id, message FROM messages WHERE id = ANY($1)',
+      [ids],
+    );
+    const textById = new Map(stored.map((r) => [r.id, r.message]));
+    expect(ids.map((id) => textById.get(id))).toEqual(ids.map((_, i) => `backlog ${i}`));
 
     worker = await startWorker(FAST_RECOVERY);
     await eventually(async () => (await statuses(ids)).processed === 100, 20_000);

@@ -37,16 +37,22 @@ export interface OutboxRow {
   run_at: Date | null;
 }
 
-/** INSERT ... RETURNING for the jobs' outbox rows, numbering its parameters after `offset` others. */
+/**
+ * INSERT ... RETURNING for the jobs' outbox rows, its five parameters numbered after `offset`
+ * others. One array per column (unnest) rather than a VALUES tuple per job: the SQL text and
+ * its parameter count are the same for one job or five hundred.
+ */
 function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const tuples = jobs.map((j, i) => {
-    values.push(JOB_QUEUE[j.name], j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null);
-    const o = offset + i * 5;
-    return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}::jsonb, $${o + 5}::timestamptz)`;
-  });
+  const values: unknown[][] = [[], [], [], [], []];
+  for (const j of jobs) {
+    [JOB_QUEUE[j.name], j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null].forEach((v, i) =>
+      values[i].push(v),
+    );
+  }
+  const p = (i: number) => `$${offset + i}`;
   return {
-    sql: `INSERT INTO outbox (queue, job_name, job_id, payload, run_at) VALUES ${tuples.join(', ')}
+    sql: `INSERT INTO outbox (queue, job_name, job_id, payload, run_at)
+          SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[])
           RETURNING id, queue, job_name, job_id, payload, run_at`,
     values,
   };

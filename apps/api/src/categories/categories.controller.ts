@@ -10,7 +10,6 @@ import {
   Post,
   Query,
   Res,
-  UseInterceptors,
 } from '@nestjs/common';
 import {
   ApiCreatedResponse,
@@ -26,7 +25,7 @@ import { ParseIdPipe } from '@app/errors';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { page, PageQuery } from '../common/pagination';
 import { CategorySchema, CategoryUpdateDto, CategoryView, NewCategoryDto } from './categories.dto';
 import { CategoriesService } from './categories.service';
@@ -63,27 +62,30 @@ export class CategoriesController {
   }
 
   @Get(':categoryId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'getCategory', summary: 'One category (with ETag; If-None-Match gives 304)' })
   @ApiOkResponse({ type: CategorySchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
-  getOne(@Auth() auth: AuthContext, @Param('categoryId', ParseIdPipe) id: number): Promise<CategoryView> {
-    return this.categories.get(auth.accountId, id);
+  async getOne(
+    @Auth() auth: AuthContext,
+    @Param('categoryId', ParseIdPipe) id: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.categories.get(auth.accountId, id));
   }
 
   @Patch(':categoryId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'updateCategory', summary: 'Change a category' })
   @ApiOkResponse({ type: CategorySchema })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(409, 412)
-  update(
+  async update(
     @Auth() auth: AuthContext,
     @Param('categoryId', ParseIdPipe) id: number,
     @Body() body: CategoryUpdateDto,
+    @Res({ passthrough: true }) res: Response,
     @Headers('if-match') ifMatch?: string,
-  ): Promise<CategoryView> {
-    return this.categories.update(auth.accountId, id, body, ifMatch);
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.categories.update(auth.accountId, id, body, ifMatch));
   }
 
   @Delete(':categoryId')

@@ -5,6 +5,7 @@ import { Message, MessageStatus, MessageView, newMessageId, toMessageView } from
 import { ApiError } from '@app/errors';
 import { TransactionService } from '@app/outbox';
 import { JobName, jobIds } from '@app/queues';
+import { GroupCommit } from '../common/group-commit';
 
 export interface AcceptedMessage {
   id: string;
@@ -13,9 +14,35 @@ export interface AcceptedMessage {
   createdAt: string;
 }
 
-/** Accepts messages durably (row + outbox entry in one transaction) and reads them back. */
+/** A message to accept: the row that becomes the 202's body. */
+interface NewMessageRow {
+  id: string;
+  accountId: number;
+  text: string;
+  createdAt: Date;
+}
+
+const INSERT_MESSAGES = `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
+  SELECT id, account_id, message, 'queued', 0, created_at
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[]) AS m(id, account_id, message, created_at)`;
+
+/** Postgres SQLSTATE classes one row can cause alone: data exceptions (22) and constraint violations (23). */
+const isRowError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown }).code ?? ''));
+
+/** Accepts messages durably (row + outbox entry committed before the 202) and reads them back. */
 @Injectable()
 export class MessagesService {
+  /**
+   * The hottest write. Concurrent accepts share one statement and one commit: at 50 clients
+   * that is one WAL flush and one outbox enqueue (addBulk) per ~10 messages instead of one per
+   * message. A batch is written by up to 4 connections at once (docs/benchmarks.md).
+   */
+  private readonly accepts = new GroupCommit<NewMessageRow>((rows) => this.insert(rows), {
+    maxInFlight: 4,
+    maxBatch: 500,
+    isItemError: isRowError,
+  });
+
   constructor(
     private readonly tx: TransactionService,
     private readonly dataSource: DataSource,
@@ -25,14 +52,21 @@ export class MessagesService {
   async create(accountId: number, text: string): Promise<AcceptedMessage> {
     const createdAt = this.clock.now();
     const id = newMessageId(createdAt.getTime());
-    // The hottest write: the row and its job's outbox row commit as one statement, one round
-    // trip, before the 202 (plain SQL: TypeORM's insert builder cost more CPU than the request).
-    await this.tx.runStatement(
-      `INSERT INTO messages (id, account_id, message, status, attempts, created_at) VALUES ($1, $2, $3, 'queued', 0, $4)`,
-      [id, accountId, text, createdAt],
-      [{ name: JobName.ProcessMessage, payload: { accountId, messageId: id }, jobId: jobIds.message(id) }],
-    );
+    await this.accepts.submit({ id, accountId, text, createdAt });
     return { id, message: text, status: 'queued', createdAt: createdAt.toISOString() };
+  }
+
+  /** The rows and their jobs' outbox rows in one statement (plain SQL: TypeORM's builder cost more CPU than the request). */
+  private insert(rows: NewMessageRow[]): Promise<void> {
+    return this.tx.runStatement(
+      INSERT_MESSAGES,
+      [rows.map((r) => r.id), rows.map((r) => r.accountId), rows.map((r) => r.text), rows.map((r) => r.createdAt)],
+      rows.map((r) => ({
+        name: JobName.ProcessMessage,
+        payload: { accountId: r.accountId, messageId: r.id },
+        jobId: jobIds.message(r.id),
+      })),
+    );
   }
 
   async get(accountId: number, id: string): Promise<MessageView> {

@@ -10,7 +10,6 @@ import {
   Post,
   Query,
   Res,
-  UseInterceptors,
 } from '@nestjs/common';
 import {
   ApiCreatedResponse,
@@ -28,7 +27,7 @@ import { PetView } from '@app/store';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
 import { PetsService } from './pets.service';
@@ -74,7 +73,6 @@ export class PetsController {
   }
 
   @Get(':petId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({
     operationId: 'getPet',
     summary: 'One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date',
@@ -91,11 +89,11 @@ export class PetsController {
   })
   @ApiHeader(IF_NONE_MATCH_HEADER)
   @ApiErrors(410)
-  getOne(
+  async getOne(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<PetView> {
+  ): Promise<string | undefined> {
     const headers = {
       Deprecation: `@${Math.floor(PET_GET_DEPRECATED_AT.getTime() / 1000)}`,
       Sunset: this.config.petGetSunsetAt.toUTCString(),
@@ -110,22 +108,22 @@ export class PetsController {
       );
     }
     res.set(headers);
-    return this.pets.get(auth.accountId, id);
+    return taggedJson(res, await this.pets.get(auth.accountId, id));
   }
 
   @Patch(':petId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'updatePet', summary: 'Change a pet (a status sets the stock it implies)' })
   @ApiOkResponse({ type: PetSchema })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(412)
-  update(
+  async update(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,
     @Body() body: PetUpdateDto,
+    @Res({ passthrough: true }) res: Response,
     @Headers('if-match') ifMatch?: string,
-  ): Promise<PetView> {
-    return this.pets.update(auth.accountId, id, body, ifMatch);
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.pets.update(auth.accountId, id, body, ifMatch));
   }
 
   @Delete(':petId')

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, Param, Put, Query, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Put, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/auth';
@@ -6,7 +6,7 @@ import { ParseIdPipe } from '@app/errors';
 import { InventoryItemView } from '@app/store';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { page } from '../common/pagination';
 import { InventoryService } from './inventory.service';
 import { InventoryItemSchema, InventoryListQuery, InventoryUpdateDto } from './store.dto';
@@ -29,26 +29,29 @@ export class InventoryController {
   }
 
   @Get(':petId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'getInventoryItem', summary: "One pet's stock and status" })
   @ApiOkResponse({ type: InventoryItemSchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
-  get(@Auth() auth: AuthContext, @Param('petId', ParseIdPipe) petId: number): Promise<InventoryItemView> {
-    return this.inventory.get(auth.accountId, petId);
+  async get(
+    @Auth() auth: AuthContext,
+    @Param('petId', ParseIdPipe) petId: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.inventory.get(auth.accountId, petId));
   }
 
   @Put(':petId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'updateInventoryItem', summary: "Set a pet's stock; its status follows" })
   @ApiOkResponse({ type: InventoryItemSchema })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(412)
-  set(
+  async set(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) petId: number,
     @Body() body: InventoryUpdateDto,
+    @Res({ passthrough: true }) res: Response,
     @Headers('if-match') ifMatch?: string,
-  ): Promise<InventoryItemView> {
-    return this.inventory.set(auth.accountId, petId, body.quantity, ifMatch);
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.inventory.set(auth.accountId, petId, body.quantity, ifMatch));
   }
 }

@@ -9,7 +9,6 @@ import {
   Post,
   Query,
   Res,
-  UseInterceptors,
 } from '@nestjs/common';
 import {
   ApiCreatedResponse,
@@ -26,7 +25,7 @@ import { OrderView } from '@app/store';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { ETagInterceptor, IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { page } from '../common/pagination';
 import { OrdersService } from './orders.service';
 import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
@@ -66,12 +65,15 @@ export class OrdersController {
   }
 
   @Get(':orderId')
-  @UseInterceptors(ETagInterceptor)
   @ApiOperation({ operationId: 'getOrder', summary: 'One order' })
   @ApiOkResponse({ type: OrderSchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
-  get(@Auth() auth: AuthContext, @Param('orderId', ParseIdPipe) id: number): Promise<OrderView> {
-    return this.orders.get(auth.accountId, id);
+  async get(
+    @Auth() auth: AuthContext,
+    @Param('orderId', ParseIdPipe) id: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string | undefined> {
+    return taggedJson(res, await this.orders.get(auth.accountId, id));
   }
 
   @Delete(':orderId')

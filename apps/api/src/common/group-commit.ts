@@ -1,0 +1,66 @@
+export interface GroupCommitOptions {
+  /** Batches written at once; the rest of the pool stays free for other requests. */
+  maxInFlight: number;
+  /** Items per batch at most (one statement, so bounded by its size, not by a timer). */
+  maxBatch: number;
+  /**
+   * Whether a failed batch should be retried item by item: true for errors one item can
+   * cause (a constraint it violates), false for those that fail every item alike (no database).
+   */
+  isItemError: (err: unknown) => boolean;
+}
+
+interface Pending<T> {
+  item: T;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: concurrent callers share one write and one commit. While `maxInFlight` batches
+ * are being written, new items wait and go together in the next batch; under light load every
+ * item is written at once, alone, so no request waits for a timer. Each caller's promise
+ * settles when its own item is committed (or not): durability per request is unchanged.
+ */
+export class GroupCommit<T> {
+  private readonly waiting: Pending<T>[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly write: (items: T[]) => Promise<void>,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    while (this.inFlight < this.options.maxInFlight && this.waiting.length) {
+      const batch = this.waiting.splice(0, this.options.maxBatch);
+      this.inFlight++;
+      void this.writeBatch(batch).finally(() => {
+        this.inFlight--;
+        this.drain();
+      });
+    }
+  }
+
+  /** Never rejects: every outcome is delivered to the callers' promises. */
+  private async writeBatch(batch: Pending<T>[]): Promise<void> {
+    try {
+      await this.write(batch.map((p) => p.item));
+      batch.forEach((p) => p.resolve());
+    } catch (err) {
+      if (batch.length === 1 || !this.options.isItemError(err)) {
+        batch.forEach((p) => p.reject(err));
+        return;
+      }
+      // One bad item must not fail the requests it happened to share a batch with.
+      await Promise.all(batch.map((p) => this.write([p.item]).then(p.resolve, p.reject)));
+    }
+  }
+}
