@@ -22,6 +22,7 @@ import {
 import type { Response } from 'express';
 import { AuthContext } from '@app/auth';
 import { ParseIdPipe } from '@app/errors';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -33,7 +34,10 @@ import { CategoriesService } from './categories.service';
 @ApiTags('Pets')
 @Controller('categories')
 export class CategoriesController {
-  constructor(private readonly categories: CategoriesService) {}
+  constructor(
+    private readonly categories: CategoriesService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Get()
   @ApiOperation({ operationId: 'listCategories', summary: 'Categories of the account, by id (keyset pages)' })
@@ -56,9 +60,11 @@ export class CategoriesController {
     @Body() body: NewCategoryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<CategoryView> {
-    const category = await this.categories.create(auth.accountId, body);
-    res.setHeader('Location', `/v1/categories/${category.id}`);
-    return category;
+    return this.idempotency.run(res, async () => {
+      const category = await this.categories.create(auth.accountId, body);
+      res.setHeader('Location', `/v1/categories/${category.id}`);
+      return category;
+    });
   }
 
   @Get(':categoryId')

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { IdempotencyService } from './idempotency.service';
 import { IdempotencyStore } from './idempotency.store';
 
-/** Global, so @Idempotent() works in every feature module without further imports. */
+/** Global, so every feature module's creating POSTs can use IdempotencyService without further imports. */
 @Global()
-@Module({ providers: [IdempotencyStore], exports: [IdempotencyStore] })
+@Module({ providers: [IdempotencyStore, IdempotencyService], exports: [IdempotencyService] })
 export class IdempotencyModule {}

@@ -1,16 +1,15 @@
-import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH } from './request-fingerprint';
 
 /**
- * Makes a creating POST idempotent and documents it (header parameter, 409 and 422): one line
- * on the controller method. Needs IdempotencyModule, imported once by AppModule.
+ * Documents an idempotent creating POST (header parameter, 409 and 422). Its handler runs the
+ * work through IdempotencyService.run(); test/idempotency.e2e-spec.ts checks that every
+ * operation documented so replays its first answer.
  */
 export function Idempotent(): MethodDecorator {
   return applyDecorators(
-    UseInterceptors(IdempotencyInterceptor),
     ApiHeader({
       name: IDEMPOTENCY_HEADER,
       required: false,

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -10,13 +11,17 @@ import {
 import { ApiKeysService, ApiKeyView, AuthContext, IssuedApiKey } from '@app/auth';
 import { ParseIdPipe } from '@app/errors';
 import { Auth } from '../gate/auth.decorator';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ApiKeySchema, IssuedApiKeySchema, NewApiKeyDto, RotateApiKeyDto } from './keys.dto';
 
 @ApiTags('Keys')
 @Controller('keys')
 export class KeysController {
-  constructor(private readonly keys: ApiKeysService) {}
+  constructor(
+    private readonly keys: ApiKeysService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Get()
   @ApiOperation({ operationId: 'listApiKeys', summary: 'The active keys of the account (never their secrets)' })
@@ -29,8 +34,12 @@ export class KeysController {
   @Idempotent()
   @ApiOperation({ operationId: 'createApiKey', summary: 'Issue a key; the secret is in this answer only' })
   @ApiCreatedResponse({ type: IssuedApiKeySchema })
-  create(@Auth() auth: AuthContext, @Body() body: NewApiKeyDto): Promise<IssuedApiKey> {
-    return this.keys.create(auth.accountId, body);
+  create(
+    @Auth() auth: AuthContext,
+    @Body() body: NewApiKeyDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<IssuedApiKey> {
+    return this.idempotency.run(res, () => this.keys.create(auth.accountId, body));
   }
 
   @Delete(':keyId')

@@ -5,6 +5,7 @@ import { AuthContext } from '@app/auth';
 import { MessageView } from '@app/database';
 import { LINK_HEADER, page } from '../common/pagination';
 import { Auth } from '../gate/auth.decorator';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
   ListMessagesQueryDto,
@@ -18,7 +19,10 @@ import { AcceptedMessage, MessagesService } from './messages.service';
 @ApiTags('Messages')
 @Controller('messages')
 export class MessagesController {
-  constructor(private readonly messages: MessagesService) {}
+  constructor(
+    private readonly messages: MessagesService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Post()
   @HttpCode(202)
@@ -37,9 +41,11 @@ export class MessagesController {
     @Body() body: NewMessageDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<AcceptedMessage> {
-    const message = await this.messages.create(auth.accountId, body.message);
-    res.location(`/v1/messages/${message.id}`);
-    return message;
+    return this.idempotency.run(res, async () => {
+      const message = await this.messages.create(auth.accountId, body.message);
+      res.location(`/v1/messages/${message.id}`);
+      return message;
+    });
   }
 
   @Get()

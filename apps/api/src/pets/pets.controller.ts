@@ -24,6 +24,7 @@ import { AuthContext } from '@app/auth';
 import { AppConfig, Clock } from '@app/config';
 import { ApiError, ParseIdPipe } from '@app/errors';
 import { PetView } from '@app/store';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -42,6 +43,7 @@ export class PetsController {
     private readonly pets: PetsService,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   @Get()
@@ -67,9 +69,11 @@ export class PetsController {
     @Body() body: NewPetDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetView> {
-    const pet = await this.pets.create(auth.accountId, body);
-    res.setHeader('Location', `/v1/pets/${pet.id}`);
-    return pet;
+    return this.idempotency.run(res, async () => {
+      const pet = await this.pets.create(auth.accountId, body);
+      res.setHeader('Location', `/v1/pets/${pet.id}`);
+      return pet;
+    });
   }
 
   @Get(':petId')

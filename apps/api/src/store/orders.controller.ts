@@ -22,6 +22,7 @@ import type { Response } from 'express';
 import { AuthContext } from '@app/auth';
 import { ParseIdPipe } from '@app/errors';
 import { OrderView } from '@app/store';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -33,7 +34,10 @@ import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
 @ApiTags('Store')
 @Controller('store/orders')
 export class OrdersController {
-  constructor(private readonly orders: OrdersService) {}
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Get()
   @ApiOperation({ operationId: 'listOrders', summary: 'Orders of the account, by id (keyset pages)' })
@@ -59,9 +63,11 @@ export class OrdersController {
     @Body() body: NewOrderDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<OrderView> {
-    const order = await this.orders.place(auth.accountId, body);
-    res.setHeader('Location', `/v1/store/orders/${order.id}`);
-    return order;
+    return this.idempotency.run(res, async () => {
+      const order = await this.orders.place(auth.accountId, body);
+      res.setHeader('Location', `/v1/store/orders/${order.id}`);
+      return order;
+    });
   }
 
   @Get(':orderId')
