@@ -3,7 +3,7 @@
 // bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
 // --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -353,7 +353,7 @@ async function main(): Promise<void> {
   if (hasMessages) {
     await flushRedis();
     log(`queueing ${T.queued} messages, worker stopped`);
-    const sent = await send(
+    await send(
       { url: `${api.url}/v1/messages`, method: 'POST', headers: json(drain.apiKey), body: messageBody },
       T.queued,
     );
@@ -369,9 +369,9 @@ async function main(): Promise<void> {
             )
           ).rows[0].n,
         ),
-      sent,
+      T.queued,
     );
-    drainRows = { ...rate, queued: sent };
+    drainRows = { ...rate, queued: T.queued };
     await worker.stop();
   }
 
@@ -391,7 +391,7 @@ async function main(): Promise<void> {
     body: JSON.stringify({ url: receiver.url, events: ['pet.created'] }),
   });
   if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${await hook.text()}`);
-  const createdEvents = await send(
+  await send(
     {
       url: `${api.url}/v1/pets`,
       method: 'POST',
@@ -403,12 +403,12 @@ async function main(): Promise<void> {
   const worker = await startWorker();
   log('delivering webhooks');
   const deadline = Date.now() + 600_000;
-  while (receiver.times.length < createdEvents && Date.now() < deadline) await sleep(50);
+  while (receiver.times.length < T.queued && Date.now() < deadline) await sleep(50);
   await worker.stop();
   receiver.server.close();
   const ts = receiver.times;
   const webhooks: WebhookRows = {
-    queued: createdEvents,
+    queued: T.queued,
     delivered: ts.length,
     perS: ts.length > 1 ? (ts.length - 1) / ((ts[ts.length - 1] - ts[0]) / 1000) : NaN,
   };
@@ -436,8 +436,16 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${md}\n`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', md);
-  if (RECORD) writeFileSync(`bench/results/${started.toISOString().slice(0, 10)}.md`, md);
-  log(`written bench/results/latest.md${RECORD ? ' and the dated record' : ''}; logs in ${tmp}`);
+  let recorded = '';
+  if (RECORD) {
+    // A second record on the same day keeps the first: the day's file gains the time of the run.
+    const day = started.toISOString().slice(0, 10);
+    recorded = existsSync(`bench/results/${day}.md`)
+      ? `bench/results/${day}-${started.toISOString().slice(11, 16).replace(':', '')}.md`
+      : `bench/results/${day}.md`;
+    writeFileSync(recorded, md);
+  }
+  log(`written bench/results/latest.md${recorded ? ` and ${recorded}` : ''}; logs in ${tmp}`);
 }
 
 main().then(

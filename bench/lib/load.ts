@@ -64,8 +64,16 @@ export async function measure(target: Target, o: LoadOptions): Promise<Measureme
   };
 }
 
-/** Sends exactly `amount` requests (to queue work), as fast as `connections` allow. */
-export async function send(target: Target, amount: number, connections = 50): Promise<number> {
-  const r = await autocannon({ ...options(target, connections), amount });
-  return r['2xx'];
+/**
+ * Sends exactly `amount` requests (to queue work), as fast as `connections` allow, and fails
+ * naming what went wrong unless every answer was 2xx. `timeoutS` per request (default 10).
+ */
+export async function send(target: Target, amount: number, connections = 50, timeoutS = 10): Promise<void> {
+  const r = await autocannon({ ...options(target, connections), timeout: timeoutS, amount });
+  if (r['2xx'] !== amount) {
+    throw new Error(
+      `${target.method ?? 'GET'} ${target.url}: ${r['2xx']} of ${amount} answered 2xx ` +
+        `(non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})`,
+    );
+  }
 }

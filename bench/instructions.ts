@@ -1,0 +1,179 @@
+// `npm run bench:instructions [-- build.js ...]`: user-space instructions per request of the API's
+// hot routes, counted by valgrind's callgrind. Timings on this shared VM drift by ±30% between
+// identical runs; instruction counts of one build agree within ~1%, so a 5% change shows.
+// Each build (default dist/apps/api/main.js; pass several to compare, e.g. a copy of the
+// previous build) runs under callgrind with instrumentation off; per route it takes WARMUP
+// requests, then counts exactly COUNTED. System calls are not counted: judge changes that save
+// writes or syscalls with `npm run bench` instead.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { send, Target } from './lib/load';
+import { HAS_TASKSET, SERVER_CORE, sleep } from './lib/proc';
+import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+
+const WARMUP = 3_000;
+const COUNTED = 2_000;
+const PORT = 3950;
+
+/** Name, target, and connections while counting (50 unless a row says otherwise). */
+type Route = [string, Target, number?];
+
+const builds = process.argv.slice(2).filter((a) => a.endsWith('.js'));
+if (!builds.length) builds.push('dist/apps/api/main.js');
+
+const env: Record<string, string> = {
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  LOG_LEVEL: 'info',
+  DEMO_SEED: 'false',
+  PORT: String(PORT),
+};
+const tmp = mkdtempSync(join(tmpdir(), 'petstore-instructions-'));
+const log = (msg: string) => process.stderr.write(`[instructions] ${msg}\n`);
+
+function callgrindControl(pid: number, flag: string): void {
+  execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'ignore' });
+}
+
+/** The `totals:` line of the newest dump with this prefix (its `summary:` can wrap around after a dump). */
+function newestTotal(prefix: string): number {
+  const files = readdirSync(tmp)
+    .filter((f) => f.startsWith(prefix))
+    .map((f) => join(tmp, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  const text = readFileSync(files[0], 'utf8');
+  const line = /^totals:\s+(\d+)/m.exec(text);
+  if (!line) throw new Error(`no totals in ${files[0]}`);
+  return Number(line[1]);
+}
+
+async function waitLive(url: string, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(1_000);
+  }
+  throw new Error(`API not live at ${url}`);
+}
+
+async function measureBuild(build: string, routes: Route[]): Promise<Map<string, number>> {
+  const prefix = `cg-${builds.indexOf(build)}`;
+  const valgrind = [
+    'valgrind',
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${join(tmp, `${prefix}.%p`)}`,
+    process.execPath,
+    build,
+  ];
+  const [cmd, ...args] = HAS_TASKSET ? ['taskset', '-c', String(SERVER_CORE), ...valgrind] : valgrind;
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: 'ignore' });
+  // taskset execs valgrind in place: the pid is the one callgrind_control addresses.
+  const pid = child.pid as number;
+  try {
+    await waitLive(`http://127.0.0.1:${PORT}/health/live`);
+    const counts = new Map<string, number>();
+    for (const [name, target, connections = 50] of routes) {
+      log(`${build}: ${name}`);
+      await send(target, WARMUP, 10);
+      callgrindControl(pid, '--instr=on');
+      // Switching instrumentation on makes valgrind re-translate the process's code: the API
+      // stalls long enough for some requests to meet its 10 s headers timeout (408). A second
+      // warm-up under instrumentation absorbs that; its answers are neither checked nor counted.
+      await send(target, 100, 50, 60).catch(() => undefined);
+      callgrindControl(pid, '-d'); // a dump resets the counters: the next one holds only what follows
+      // Under instrumentation the API runs ~50x slower: allow each answer a minute.
+      await send(target, COUNTED, connections, 60);
+      callgrindControl(pid, '--instr=off');
+      callgrindControl(pid, '-d');
+      await sleep(500);
+      counts.set(name, newestTotal(prefix) / COUNTED);
+    }
+    return counts;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+async function main(): Promise<void> {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  await freshStores(env);
+  const account = createAccount('bench-instructions', { ...env, LOG_LEVEL: 'error' });
+  const pool = new Pool({ connectionString: DATABASE_URL });
+  const pets = await seedPets(pool, account.accountId, 1_000, 1_000_000_000);
+  await pool.end();
+  const url = `http://127.0.0.1:${PORT}`;
+  const auth = { Authorization: `Bearer ${account.apiKey}` };
+  const json = { ...auth, 'Content-Type': 'application/json' };
+  let i = 0;
+  const nextPet = () => pets[i++ % pets.length];
+  const routes: Route[] = [
+    [
+      'GET /v1/pets/{id}',
+      { url: `${url}/v1/pets/${pets[0]}`, headers: auth, next: () => ({ path: `/v1/pets/${nextPet()}` }) },
+    ],
+    ['GET /v1/pets?limit=20', { url: `${url}/v1/pets?limit=20`, headers: auth }],
+    [
+      'POST /v1/messages',
+      {
+        url: `${url}/v1/messages`,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ message: 'hello from the bench' }),
+      },
+    ],
+    [
+      'POST /v1/store/orders',
+      {
+        url: `${url}/v1/store/orders`,
+        method: 'POST',
+        headers: json,
+        next: () => ({ body: JSON.stringify({ petId: nextPet() }) }),
+      },
+      // Fewer at once: 50 transactions holding row locks in a process slowed ~50x by valgrind
+      // run into the API's database timeouts, which a real run never sees.
+      10,
+    ],
+  ];
+
+  const results: Map<string, number>[] = [];
+  for (const build of builds) results.push(await measureBuild(build, routes));
+
+  const head = `| Route | ${builds.map((b, k) => (k ? `${b} | × first` : b)).join(' | ')} |`;
+  const rule = `|---|${builds.map((_, k) => (k ? '---|---|' : '---|')).join('')}`;
+  const rows = routes.map(([name]) => {
+    const first = results[0].get(name) as number;
+    const cells = results.map((r, k) => {
+      const n = r.get(name) as number;
+      const count = `${(n / 1e6).toFixed(3)} M`;
+      return k ? `${count} | ${(n / first).toFixed(2)}` : count;
+    });
+    return `| ${name} | ${cells.join(' | ')} |`;
+  });
+  const md = [
+    `Instructions per request (callgrind, user space), ${COUNTED} requests after ${WARMUP} warm-up, one API process:`,
+    '',
+    head,
+    rule,
+    ...rows,
+    '',
+  ].join('\n');
+  process.stdout.write(md);
+  writeFileSync('bench/results/instructions-latest.md', md);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`bench:instructions failed: ${err.message}\n`);
+    process.exit(1);
+  },
+);
