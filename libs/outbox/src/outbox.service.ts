@@ -3,6 +3,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
+import { preparedQuery } from '@app/database';
 import { JOB_QUEUE, JobName, QueueName, StagedJob } from '@app/queues';
 
 /** How long a request waits for the after-commit enqueue before leaving it to the relay. */
@@ -106,7 +107,7 @@ export class OutboxService implements OnModuleDestroy {
   async stageWith(statement: string, params: unknown[], jobs: StagedJob[]): Promise<OutboxRow[]> {
     const { sql, values } = outboxInsert(jobs, params.length);
     // A data-modifying WITH runs exactly once, whether or not the main statement reads it.
-    return this.dataSource.query(`WITH written AS (${statement}) ${sql}`, [...params, ...values]);
+    return preparedQuery<OutboxRow>(this.dataSource, `WITH written AS (${statement}) ${sql}`, [...params, ...values]);
   }
 
   /**

@@ -1,5 +1,5 @@
-import { EntityManager } from 'typeorm';
-import { PetStatus } from '@app/database';
+import { DataSource, EntityManager } from 'typeorm';
+import { PetStatus, preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { Tx } from '@app/outbox';
 import { PET_COLUMNS, PetRow, toPetView } from './views';
@@ -11,12 +11,11 @@ const STATUS_RULE = `CASE
     THEN 'pending'
   ELSE 'sold' END`;
 
+const READ_PET = `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id = $2`;
+
 /** One pet of the account, or 404 `not_found`: what GET /pets/{id} and GET /store/inventory/{id} read. */
-export async function readPet(manager: EntityManager, accountId: number, petId: number): Promise<PetRow> {
-  const [pet]: PetRow[] = await manager.query(
-    `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id = $2`,
-    [accountId, petId],
-  );
+export async function readPet(dataSource: DataSource, accountId: number, petId: number): Promise<PetRow> {
+  const [pet] = await preparedQuery<PetRow>(dataSource, READ_PET, [accountId, petId]);
   if (!pet) throw ApiError.notFound('Pet');
   return pet;
 }

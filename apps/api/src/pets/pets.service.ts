@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { TransactionService } from '@app/outbox';
 import { lockPet, PET_COLUMNS, PetRow, PetView, readPet, syncPetStatus, toPetView } from '@app/store';
@@ -34,7 +35,8 @@ export class PetsService {
     if (q.categoryId) add('p.category_id = ?', q.categoryId);
     if (q.name) add('lower(p.name) LIKE ?', likeSubstring(q.name));
     if (q.ids) add('p.id = ANY(?::bigint[])', q.ids);
-    const rows: PetRow[] = await this.dataSource.query(
+    const rows = await preparedQuery<PetRow>(
+      this.dataSource,
       `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ORDER BY p.id LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
@@ -42,7 +44,7 @@ export class PetsService {
   }
 
   async get(accountId: number, id: number): Promise<PetView> {
-    return toPetView(await readPet(this.dataSource.manager, accountId, id));
+    return toPetView(await readPet(this.dataSource, accountId, id));
   }
 
   async create(accountId: number, dto: NewPetDto): Promise<PetView> {

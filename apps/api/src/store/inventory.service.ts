@@ -25,7 +25,7 @@ export class InventoryService {
   }
 
   async get(accountId: number, petId: number): Promise<InventoryItemView> {
-    return toInventoryItem(await readPet(this.dataSource.manager, accountId, petId));
+    return toInventoryItem(await readPet(this.dataSource, accountId, petId));
   }
 
   async set(accountId: number, petId: number, quantity: number, ifMatch?: string): Promise<InventoryItemView> {
