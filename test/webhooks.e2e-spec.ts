@@ -1,6 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { DataSource } from 'typeorm';
 import { verifySignature } from '@app/webhooks';
 import { EventFanOutService } from '../apps/worker/src/events/event-fan-out.service';
 import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -13,6 +14,8 @@ const ENV = {
   WEBHOOK_TIMEOUT_MS: '2000',
   // Short enough to watch a webhook get disabled, long enough for the retry tests.
   WEBHOOK_MAX_AGE_SECONDS: '3',
+  // The lost-job sweep passes often enough to watch it give a delivery its job back.
+  SWEEP_INTERVAL_MS: '500',
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -201,6 +204,38 @@ describe('webhooks', () => {
     expect(delivery).toEqual(expect.objectContaining({ status: 'failed', lastStatusCode: 500, nextAttemptAt: null }));
     expect(delivery.attempts).toBeGreaterThan(2);
     expect(dead.requests).toHaveLength(delivery.attempts);
+  });
+
+  it('gives a pending delivery whose job was lost its job again (the lost-job sweep), once', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    await eventually(async () => r.requests.length === 1);
+    // A delivery row as the fan-out commits it, a minute ago, whose job never reached Redis
+    // (or was flushed from it): nothing but the sweep will ever send it.
+    const db = api.app.get(DataSource);
+    const [created] = await db.query(
+      `SELECT id FROM events WHERE account_id = $1 AND type = 'api_key.created' ORDER BY id DESC LIMIT 1`,
+      [lastAccountId],
+    );
+    const [row] = await db.query(
+      `INSERT INTO webhook_deliveries (webhook_id, account_id, event_id, event_type, created_at)
+       VALUES ($1, $2, $3, 'api_key.created', now() - interval '1 minute') RETURNING id`,
+      [hook.id, lastAccountId, created.id],
+    );
+    const isSwept = (q: { body: string }) => JSON.parse(q.body).type === 'api_key.created';
+
+    const req = await eventually(async () => r.requests.find(isSwept), 10_000);
+    expect(req.headers['petstore-event-id']).toBe(String(created.id));
+    expect(verifySignature(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    const delivery = await eventually(async () => {
+      const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return list.body.find((d: { id: number; status: string }) => d.id === row.id && d.status === 'delivered');
+    });
+    expect(delivery).toEqual(expect.objectContaining({ eventId: created.id, attempts: 1, lastStatusCode: 200 }));
+    await sleep(1_500); // three more sweep passes: a delivered row is not sent again
+    expect(r.requests.filter(isSwept)).toHaveLength(1);
   });
 
   it('sends a signed test delivery on request', async () => {

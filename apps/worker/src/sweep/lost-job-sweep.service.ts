@@ -8,14 +8,21 @@ import { jobIds, JobName, QueueName } from '@app/queues';
 /** Job states in which BullMQ will still run the job by itself. */
 const IN_HAND = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
+/** An open record; `attempts` for the sources whose job id counts them. */
+interface DueRow {
+  id: number | string;
+  accountId: number;
+  attempts?: number;
+}
+
 /** Records that must still get their job done, and how to give them a job again. */
 interface SweepSource {
   name: string;
   queue: QueueName;
   /** Rows still open although their work was due more than one sweep interval ago. */
   dueSql: string;
-  jobId(row: { id: number | string }): string;
-  enqueue(tx: Tx, row: { id: number | string; accountId: number }): void;
+  jobId(row: DueRow): string;
+  enqueue(tx: Tx, row: DueRow): void;
 }
 
 const SOURCES: SweepSource[] = [
@@ -49,12 +56,28 @@ const SOURCES: SweepSource[] = [
         jobIds.message(String(row.id)),
       ),
   },
+  {
+    // A pending delivery's job is the one for its next attempt; it is due at next_attempt_at.
+    name: 'webhook deliveries',
+    queue: QueueName.Webhooks,
+    dueSql: `SELECT id, account_id AS "accountId", attempts FROM webhook_deliveries
+       WHERE status = 'pending'
+         AND coalesce(next_attempt_at, created_at) < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY id LIMIT $2`,
+    jobId: (row) => jobIds.delivery(Number(row.id), row.attempts ?? 0),
+    enqueue: (tx, row) =>
+      tx.enqueue(
+        JobName.DeliverWebhook,
+        { accountId: row.accountId, deliveryId: Number(row.id), attempt: row.attempts ?? 0 },
+        jobIds.delivery(Number(row.id), row.attempts ?? 0),
+      ),
+  },
 ];
 
 /**
- * The safety net behind "accepted means done": an open order or an unprocessed message whose
- * job BullMQ no longer holds (Redis flushed, enqueue lost, retries spent while Postgres was
- * down) gets its job again. Job ids are deterministic and processors idempotent, so several
+ * The safety net behind "accepted means done": an open order, an unprocessed message or a
+ * pending webhook delivery whose job BullMQ no longer holds (Redis flushed, enqueue lost,
+ * retries spent while Postgres was down) gets its job again. Job ids are deterministic and processors idempotent, so several
  * workers sweeping at once, or a job that reappears from the outbox, still do the work once.
  */
 @Injectable()
@@ -96,10 +119,7 @@ export class LostJobSweepService implements OnApplicationBootstrap, OnApplicatio
   }
 
   private async sweep(source: SweepSource, batchSize: number): Promise<number> {
-    const due: { id: number | string; accountId: number }[] = await this.dataSource.query(source.dueSql, [
-      this.config.jobs.sweepIntervalMs,
-      batchSize,
-    ]);
+    const due: DueRow[] = await this.dataSource.query(source.dueSql, [this.config.jobs.sweepIntervalMs, batchSize]);
     if (!due.length) return 0;
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
     const staged: { job_id: string }[] = await this.dataSource.query(
