@@ -109,6 +109,9 @@ describe('faults: abusive clients do not hurt the others', () => {
       // headersTimeout is 10 s, checked every second.
       expect(Math.max(...closedAfter)).toBeLessThan(13_000);
       expect(statuses).toEqual([408]);
+      // In the Error model like every other answer, though Node refused them before the app saw them.
+      const bodies = new Set(closes.map((c) => c.response.split('\r\n\r\n')[1]));
+      expect([...bodies].map((b) => JSON.parse(b).code)).toEqual(['request_timeout']);
     } finally {
       clearInterval(trickle);
       for (const s of sockets) s.destroy();

@@ -7,6 +7,7 @@ import { AppConfig, Clock, loadConfig } from '@app/config';
 import { Plan } from '@app/database';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
+import { answerClientError } from '../../apps/api/src/http-server';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 
 export type EnvOverrides = Record<string, string>;
@@ -29,6 +30,8 @@ export async function startApi(env: EnvOverrides = {}, opts: { clock?: Clock } =
     .compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app);
+  // As serve() in main.ts does on its own server.
+  app.getHttpServer().on('clientError', answerClientError);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return { app, url: `http://127.0.0.1:${port}`, config, close: () => app.close() };

@@ -1,6 +1,9 @@
-import { createServer, RequestListener, Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, RequestListener, Server, ServerResponse, STATUS_CODES } from 'node:http';
+import { Duplex } from 'node:stream';
 import { INestApplication, Logger } from '@nestjs/common';
 import { AppConfig } from '@app/config';
+import { ApiError } from '@app/errors';
 
 /** Bounds on slow clients: a slowloris socket is dropped within HEADERS_TIMEOUT_MS plus one check. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -10,6 +13,39 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 /** After the drain, closing pools and clients gets this long before the process gives up. */
 const CLOSE_BUDGET_MS = 2_000;
+
+/** Requests Node refuses before the app sees them, by Node's error code. */
+const CLIENT_ERRORS: Record<string, () => ApiError> = {
+  HPE_HEADER_OVERFLOW: () => new ApiError('headers_too_large', 'The request line and headers exceed 16 KB'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: () => new ApiError('payload_too_large', 'A chunk extension is too large'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => new ApiError('request_timeout', 'The request was not received in time'),
+};
+
+/**
+ * Node answers an unparseable, oversized or too-slow request itself, with a bare status line.
+ * This gives those answers the Error body and a request id like every other answer (there is
+ * no account yet, so no rate-limit headers), and closes the connection as Node does.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const inResponse = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent;
+  if (socket.writable && !inResponse && err.code !== 'ECONNRESET') {
+    const error =
+      CLIENT_ERRORS[err.code ?? '']?.() ?? new ApiError('malformed_request', 'The HTTP request is malformed');
+    const body = JSON.stringify(error.toBody());
+    socket.write(
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
+        `X-Request-Id: ${randomUUID()}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  // As Node does: the small answer is already in the kernel; a half-open socket would let a
+  // slow client keep it.
+  socket.destroy(err);
+}
 
 /**
  * Serves the initialised Nest app on our own HTTP server (Nest's cannot take the timeout
@@ -42,6 +78,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, resolve);
