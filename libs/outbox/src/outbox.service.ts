@@ -95,7 +95,7 @@ export class OutboxService implements OnModuleDestroy {
   async stage(manager: EntityManager, jobs: StagedJob[]): Promise<OutboxRow[]> {
     if (!jobs.length) return [];
     const { sql, values } = outboxInsert(jobs, 0);
-    return manager.query(sql, values);
+    return preparedQuery<OutboxRow>(manager, sql, values);
   }
 
   /**

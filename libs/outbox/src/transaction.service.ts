@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '@app/database';
 import { JobName, JobPayloads, StagedJob, jobIds } from '@app/queues';
 import { NewDomainEvent } from './domain-event-types';
 import { OutboxService } from './outbox.service';
@@ -33,7 +34,8 @@ export class TransactionService {
           jobs.push({ name, payload, jobId, runAt } as StagedJob);
         },
         emit: async (event) => {
-          const [row] = await manager.query(
+          const [row] = await preparedQuery<{ id: number }>(
+            manager,
             // The counter upsert row-locks (account, resource): concurrent emitters take 1, 2, ... in turn.
             `WITH seq AS (
                INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)

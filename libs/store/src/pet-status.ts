@@ -26,7 +26,8 @@ export async function readPet(dataSource: DataSource, accountId: number, petId: 
  * the same order (pet, then order): no oversell, no deadlock.
  */
 export async function lockPet(manager: EntityManager, accountId: number, petId: number): Promise<PetRow | undefined> {
-  const [pet] = await manager.query(
+  const [pet] = await preparedQuery<PetRow>(
+    manager,
     `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id = $2 FOR UPDATE`,
     [accountId, petId],
   );
@@ -39,13 +40,14 @@ export async function lockPet(manager: EntityManager, accountId: number, petId: 
  * is applied, by the API and the worker alike.
  */
 export async function syncPetStatus(tx: Tx, accountId: number, petId: number): Promise<PetRow> {
-  const [pet]: (PetRow & { derived: PetStatus })[] = await tx.manager.query(
+  const [pet] = await preparedQuery<PetRow & { derived: PetStatus }>(
+    tx.manager,
     `SELECT ${PET_COLUMNS}, ${STATUS_RULE} AS derived FROM pets p WHERE p.account_id = $1 AND p.id = $2`,
     [accountId, petId],
   );
   const { derived, ...row } = pet;
   if (derived === row.status) return row;
-  await tx.manager.query(`UPDATE pets SET status = $3, updated_at = now() WHERE account_id = $1 AND id = $2`, [
+  await preparedQuery(tx.manager, `UPDATE pets SET status = $3, updated_at = now() WHERE account_id = $1 AND id = $2`, [
     accountId,
     petId,
     derived,

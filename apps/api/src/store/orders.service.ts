@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
+import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
 import { OutboxService, TransactionService } from '@app/outbox';
 import { jobIds, JobName, QueueName } from '@app/queues';
@@ -48,11 +49,13 @@ export class OrdersService {
       if (pet.stock < dto.quantity) {
         throw new ApiError('insufficient_stock', `Only ${pet.stock} unit(s) of this pet are in stock`);
       }
-      await tx.manager.query(
+      await preparedQuery(
+        tx.manager,
         `UPDATE pets SET stock = stock - $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
         [accountId, pet.id, dto.quantity],
       );
-      const [row]: OrderRow[] = await tx.manager.query(
+      const [row] = await preparedQuery<OrderRow>(
+        tx.manager,
         `INSERT INTO orders AS o (account_id, pet_id, quantity, ship_date) VALUES ($1, $2, $3, $4)
          RETURNING ${ORDER_COLUMNS}`,
         [accountId, pet.id, dto.quantity, shipDate],
