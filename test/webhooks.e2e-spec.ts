@@ -238,6 +238,37 @@ describe('webhooks', () => {
     expect(r.requests.filter(isSwept)).toHaveLength(1);
   });
 
+  it('fans out an event whose fan-out job was lost (the lost-job sweep)', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['api_key.revoked']);
+    const db = api.app.get(DataSource);
+    const fannedOut = async (id: number) =>
+      (await db.query('SELECT fanned_out FROM events WHERE id = $1', [id]))[0].fanned_out as boolean;
+
+    // The usual path marks the event done, so the sweep leaves it alone.
+    await createAndRevokeKey(http);
+    const first = JSON.parse((await eventually(async () => r.requests[0])).body);
+    expect(await eventually(async () => fannedOut(first.id))).toBe(true);
+
+    // An event committed by the API whose job never reached Redis (or was flushed from it).
+    const [lost] = await db.query(
+      `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
+       VALUES ($1, 'api_key.revoked', 'api_key', 'lost-job', 1, '{"id": "lost-job"}', false) RETURNING id`,
+      [lastAccountId],
+    );
+    expect(await fannedOut(lost.id)).toBe(false);
+    const req = await eventually(
+      async () => r.requests.find((q) => q.headers['petstore-event-id'] === String(lost.id)),
+      10_000,
+    );
+    expect(JSON.parse(req.body)).toEqual(expect.objectContaining({ id: lost.id, resourceId: 'lost-job' }));
+    expect(verifySignature(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(await fannedOut(lost.id)).toBe(true);
+    await sleep(1_500); // three more sweep passes: sent once
+    expect(r.requests.filter((q) => q.headers['petstore-event-id'] === String(lost.id))).toHaveLength(1);
+  });
+
   it('sends a signed test delivery on request', async () => {
     const http = await account();
     const r = await receiver();

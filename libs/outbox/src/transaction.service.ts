@@ -42,8 +42,8 @@ export class TransactionService {
                VALUES ($1, $3, $4, 1)
                ON CONFLICT (account_id, resource_type, resource_id) DO UPDATE SET last = s.last + 1
                RETURNING last)
-             INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data)
-             SELECT $1, $2, $3, $4, seq.last, $5::jsonb FROM seq
+             INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
+             SELECT $1, $2, $3, $4, seq.last, $5::jsonb, false FROM seq
              RETURNING id`,
             [event.accountId, event.type, event.resourceType, String(event.resourceId), JSON.stringify(event.data)],
           );

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { preparedQuery } from '@app/database';
 import { TransactionService } from '@app/outbox';
 import { JobName, JobPayloads, jobIds } from '@app/queues';
 
 /**
- * Turns one event into one delivery per subscribed, active webhook of its account, and
- * stages their jobs in the same transaction. The unique (webhook_id, event_id) index makes a
- * repeated fan-out (relay re-enqueue, job retry) add nothing. Webhooks created after the
- * event do not receive it.
+ * Turns one event into one delivery per subscribed, active webhook of its account, stages
+ * their jobs and marks the event fanned out, all in one transaction (until then the lost-job
+ * sweep would give the event its job back). The unique (webhook_id, event_id) index makes a
+ * repeated fan-out (relay re-enqueue, job retry, sweep) add nothing. Webhooks created after
+ * the event do not receive it.
  */
 @Injectable()
 export class EventFanOutService {
@@ -28,6 +30,11 @@ export class EventFanOutService {
       for (const { id } of rows) {
         tx.enqueue(JobName.DeliverWebhook, { accountId, deliveryId: id, attempt: 0 }, jobIds.delivery(id, 0));
       }
+      await preparedQuery(
+        tx.manager,
+        `UPDATE events SET fanned_out = true WHERE id = $1 AND account_id = $2 AND NOT fanned_out`,
+        [eventId, accountId],
+      );
       return rows.length;
     });
   }

@@ -57,6 +57,21 @@ const SOURCES: SweepSource[] = [
       ),
   },
   {
+    name: 'events',
+    queue: QueueName.Events,
+    dueSql: `SELECT id, account_id AS "accountId" FROM events
+       WHERE NOT fanned_out
+         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY id LIMIT $2`,
+    jobId: (row) => jobIds.fanOut(Number(row.id)),
+    enqueue: (tx, row) =>
+      tx.enqueue(
+        JobName.FanOutEvent,
+        { accountId: row.accountId, eventId: Number(row.id) },
+        jobIds.fanOut(Number(row.id)),
+      ),
+  },
+  {
     // A pending delivery's job is the one for its next attempt; it is due at next_attempt_at.
     name: 'webhook deliveries',
     queue: QueueName.Webhooks,
@@ -75,8 +90,8 @@ const SOURCES: SweepSource[] = [
 ];
 
 /**
- * The safety net behind "accepted means done": an open order, an unprocessed message or a
- * pending webhook delivery whose job BullMQ no longer holds (Redis flushed, enqueue lost,
+ * The safety net behind "accepted means done": an open order, an unprocessed message, an
+ * event not yet fanned out or a pending webhook delivery whose job BullMQ no longer holds (Redis flushed, enqueue lost,
  * retries spent while Postgres was down) gets its job again. Job ids are deterministic and processors idempotent, so several
  * workers sweeping at once, or a job that reappears from the outbox, still do the work once.
  */

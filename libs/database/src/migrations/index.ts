@@ -3,7 +3,7 @@ import { CatalogAndStore1763720000000 } from './1763720000000-catalog-and-store'
 import { Messages1763730000000 } from './1763730000000-messages';
 import { Webhooks1763740000000 } from './1763740000000-webhooks';
 import { EventSequences1763750000000 } from './1763750000000-event-sequences';
-import { SweepIndexes1763760000000 } from './1763760000000-sweep-indexes';
+import { LostJobSweep1763760000000 } from './1763760000000-lost-job-sweep';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -12,5 +12,5 @@ export const MIGRATIONS = [
   Messages1763730000000,
   Webhooks1763740000000,
   EventSequences1763750000000,
-  SweepIndexes1763760000000,
+  LostJobSweep1763760000000,
 ];
