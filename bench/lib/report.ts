@@ -67,6 +67,7 @@ export function renderReport(
   r: Report,
   s: {
     gate: GateRows;
+    gateRounds: number;
     catalog: CatalogRows;
     contention: ContentionRows;
     messages?: MessagesRows;
@@ -113,6 +114,9 @@ export function renderReport(
 
   const g = s.gate;
   out.push('## Auth and limiter cost (trivial route, same bench app, real RequestGateMiddleware)');
+  out.push(
+    `Each mode is the median (by req/s) of ${s.gateRounds} interleaved round(s): none, auth, gate, none, auth, gate, ...`,
+  );
   out.push(
     table(
       ['In front of the route', 'req/s', 'p50 ms', 'p99 ms', '× no gate', 'CPU µs/req', '× no gate (by CPU)'],
