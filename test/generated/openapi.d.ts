@@ -519,6 +519,7 @@ export interface components {
       | 'invalid_api_key'
       | 'insufficient_scope'
       | 'not_found'
+      | 'request_timeout'
       | 'insufficient_stock'
       | 'pet_not_available'
       | 'order_not_cancellable'
@@ -526,14 +527,13 @@ export interface components {
       | 'pet_has_open_orders'
       | 'category_exists'
       | 'idempotency_key_in_use'
-      | 'request_timeout'
       | 'endpoint_sunset'
       | 'precondition_failed'
       | 'payload_too_large'
       | 'idempotency_key_reused'
       | 'rate_limit_exceeded'
-      | 'headers_too_large'
       | 'api_key_banned'
+      | 'headers_too_large'
       | 'internal_error'
       | 'service_unavailable';
     ErrorDetail: {

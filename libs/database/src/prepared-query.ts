@@ -11,8 +11,8 @@ const names = new Map<string, string>();
  * where TypeORM's query() sends it unnamed and Postgres parses and plans it on every call
  * (half of Postgres's CPU on GET /pets/{id}, docs/benchmarks.md). On a DataSource or its
  * manager it runs on TypeORM's own pool; on a transaction's manager, on that transaction's
- * connection. `text` must not embed values (they go in `values`), and
- * must list its columns, so a migration that adds columns leaves the cached plans valid.
+ * connection. `text` must not embed values (they go in `values`), and must list its columns,
+ * so a migration that adds columns leaves the cached plans valid.
  */
 export async function preparedQuery<T extends QueryResultRow>(
   db: DataSource | EntityManager,

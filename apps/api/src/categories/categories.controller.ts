@@ -26,7 +26,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page, PageQuery } from '../common/pagination';
 import { CategorySchema, CategoryUpdateDto, CategoryView, NewCategoryDto } from './categories.dto';
 import { CategoriesService } from './categories.service';

@@ -28,7 +28,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
 import { PetsService } from './pets.service';

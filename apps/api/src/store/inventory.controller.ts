@@ -6,7 +6,7 @@ import { ParseIdPipe } from '@app/errors';
 import { InventoryItemView } from '@app/store';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IF_MATCH_HEADER, taggedJson, IF_NONE_MATCH_HEADER } from '../common/etag';
+import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
 import { InventoryService } from './inventory.service';
 import { InventoryItemSchema, InventoryListQuery, InventoryUpdateDto } from './store.dto';
