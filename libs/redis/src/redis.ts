@@ -26,5 +26,9 @@ export function createFailFastClient(url: string, name: string): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 1_000,
+    // Commands issued in the same event-loop tick (concurrent requests' limiter calls) leave in
+    // one write: each socket write is a system call and a wake-up of Redis, ~30 us of CPU per
+    // request on the benchmark VM (perf), which batching shares out.
+    enableAutoPipelining: true,
   });
 }
