@@ -4,8 +4,8 @@ import { Clock } from '@app/config';
 export class TestClock extends Clock {
   private at?: number;
 
-  override now(): Date {
-    return new Date(this.at ?? Date.now());
+  override nowMs(): number {
+    return this.at ?? Date.now();
   }
 
   set(at: Date | number): void {
@@ -13,6 +13,6 @@ export class TestClock extends Clock {
   }
 
   advance(ms: number): void {
-    this.set(this.now().getTime() + ms);
+    this.set(this.nowMs() + ms);
   }
 }

@@ -21,9 +21,9 @@ export interface AuthInvalidation {
   keyHash?: string;
 }
 
-export function isUsable(ctx: AuthContext, now: Date): boolean {
+export function isUsable(ctx: AuthContext, nowMs: number): boolean {
   if (ctx.revokedAt) return false;
-  if (ctx.expiresAt && ctx.expiresAt <= now) return false;
-  if (ctx.rotatedOutAt && ctx.rotatedOutAt <= now) return false;
+  if (ctx.expiresAt && ctx.expiresAt.getTime() <= nowMs) return false;
+  if (ctx.rotatedOutAt && ctx.rotatedOutAt.getTime() <= nowMs) return false;
   return true;
 }

@@ -36,10 +36,11 @@ export class IdempotencyService {
   async run<T>(res: Response, work: () => Promise<T>): Promise<T> {
     const req = res.req;
     const key = readIdempotencyKey(req.headers[IDEMPOTENCY_HEADER.toLowerCase()]);
-    if (key === undefined || !req.auth) return work();
+    const auth = res.locals.auth;
+    if (key === undefined || !auth) return work();
 
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
-    const claim = await this.store.claim(req.auth.accountId, key, fingerprint);
+    const claim = await this.store.claim(auth.accountId, key, fingerprint);
     if (claim.kind === 'unavailable') return work();
     if (claim.kind !== 'acquired') {
       if (claim.fingerprint !== fingerprint) {

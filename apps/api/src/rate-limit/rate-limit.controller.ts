@@ -1,6 +1,6 @@
-import { Controller, Get, Req } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Response } from 'express';
 import { RateLimitDecision, WindowState } from '@app/rate-limit';
 
 class RateLimitWindow {
@@ -33,8 +33,8 @@ export class RateLimitController {
   @Get()
   @ApiOperation({ operationId: 'getRateLimit', summary: 'Both windows and any ban of the calling key; does not count' })
   @ApiOkResponse({ type: RateLimitStatus })
-  status(@Req() req: Request): RateLimitStatus {
-    const d = req.rateLimit as RateLimitDecision;
+  status(@Res({ passthrough: true }) res: Response): RateLimitStatus {
+    const d = res.locals.rateLimit as RateLimitDecision;
     const banned = d.outcome === 'banned';
     return {
       minute: view(d.minute),
