@@ -3,6 +3,7 @@
 // chooses what sits in front of the route, everything else being the same app:
 //   none: nothing; auth: the gate with a limiter that admits without Redis; gate: the real gate.
 import 'reflect-metadata';
+import { RequestListener } from 'node:http';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -14,6 +15,7 @@ import { QueuesModule } from '@app/queues';
 import { decide, Limits, PlanRateLimiter, RateLimitDecision } from '@app/rate-limit';
 import { RedisModule } from '@app/redis';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
+import { createApiServer } from '../../apps/api/src/http-server';
 import { FIXED_BODY } from './fixed-body';
 
 const mode = process.argv[2] as 'none' | 'auth' | 'gate';
@@ -64,8 +66,9 @@ async function main(): Promise<void> {
     );
   }
   app.enableShutdownHooks();
-  const server = await app.listen(Number(process.env.PORT));
-  server.keepAliveTimeout = 5_000;
+  await app.init();
+  // The API's own server (request classes with a stable shape), as in production.
+  createApiServer(app.getHttpAdapter().getInstance() as RequestListener).listen(Number(process.env.PORT));
 }
 
 void main();

@@ -1,13 +1,14 @@
 import { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
+import { RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AccountsService } from '@app/auth';
 import { AppConfig, Clock, loadConfig } from '@app/config';
 import { Plan } from '@app/database';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
-import { answerClientError } from '../../apps/api/src/http-server';
+import { createApiServer } from '../../apps/api/src/http-server';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 
 export type EnvOverrides = Record<string, string>;
@@ -30,11 +31,18 @@ export async function startApi(env: EnvOverrides = {}, opts: { clock?: Clock } =
     .compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app);
-  // As serve() in main.ts does on its own server.
-  app.getHttpServer().on('clientError', answerClientError);
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return { app, url: `http://127.0.0.1:${port}`, config, close: () => app.close() };
+  // On the production server (serve() in main.ts), without its signal handling.
+  await app.init();
+  const server = createApiServer(app.getHttpAdapter().getInstance() as RequestListener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const close = async () => {
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeAllConnections();
+    await closed;
+    await app.close();
+  };
+  return { app, url: `http://127.0.0.1:${port}`, config, close };
 }
 
 /** The real worker (processors, outbox relay, ops server) in this process. */
