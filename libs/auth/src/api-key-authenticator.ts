@@ -23,13 +23,13 @@ const LAST_USED_FLUSH_MS = 5_000;
 /**
  * Verifies Bearer keys without a Postgres query per request: verified keys are cached in
  * process; revocation, rotation and plan changes are broadcast over Redis pub/sub and drop
- * the entry on every replica at once.
+ * the entry on every replica at once. Expiry and rotation grace ends need no broadcast: the
+ * cached timestamps are checked on every request.
  *
  * The cache is keyed by the presented key itself, so a hit is one Map lookup: the checksum
  * and SHA-256 (a third of the gate's cost, profiled) run only on a miss. The process holds
  * every key it serves while it serves it anyway; it follows that a heap snapshot of the API
- * contains keys in use and must be handled as a secret (docs/keys-and-limits.md). Expiry and rotation grace ends need no
- * broadcast: the cached timestamps are checked on every request.
+ * contains keys in use and must be handled as a secret (docs/keys-and-limits.md).
  *
  * An entry is trusted for AUTH_CACHE_TTL_MS only if it was loaded while the subscription was
  * live (it cannot have missed an invalidation); anything else is revalidated after 1 s, so a
