@@ -1,6 +1,3 @@
-import { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { createApiServer } from '../apps/api/src/http-server';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient } from './support/http';
 
@@ -23,30 +20,26 @@ const addedTo = (before: Set<string | symbol>, o: object) =>
 // adding one more, so that it is added to the declarations in http-server.ts.
 describe('API HTTP server: requests and responses keep one shape', () => {
   let api: RunningApi;
-  let server: Server;
   let http: HttpClient;
   const added: Added[] = [];
 
   beforeAll(async () => {
-    api = await startApi();
-    const handler = api.app.getHttpAdapter().getInstance() as RequestListener;
-    server = createApiServer((req: IncomingMessage, res: ServerResponse) => {
-      const reqKeys = ownKeys(req);
-      const resKeys = ownKeys(res);
-      res.once('finish', () =>
-        added.push({ route: `${req.method} ${req.url}`, req: addedTo(reqKeys, req), res: addedTo(resKeys, res) }),
-      );
-      handler(req, res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { apiKey } = await createAccount(api);
-    http = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey);
+    api = await startApi(
+      {},
+      {
+        wrap: (handler) => (req, res) => {
+          const reqKeys = ownKeys(req);
+          const resKeys = ownKeys(res);
+          res.once('finish', () =>
+            added.push({ route: `${req.method} ${req.url}`, req: addedTo(reqKeys, req), res: addedTo(resKeys, res) }),
+          );
+          handler(req, res);
+        },
+      },
+    );
+    http = new HttpClient(api.url, (await createAccount(api)).apiKey);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-    await api.close();
-  });
+  afterAll(() => api.close());
 
   it('adds no property to a request or response on the hot paths (reads, writes, queued messages, errors)', async () => {
     const category = await http.post('/v1/categories', { name: 'Shapes' });

@@ -20,8 +20,11 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** The real API (same middleware chain as production) on a random port. */
-export async function startApi(env: EnvOverrides = {}, opts: { clock?: Clock } = {}): Promise<RunningApi> {
+/** The real API (same middleware chain and server as production) on a random port; `wrap` sees every request first. */
+export async function startApi(
+  env: EnvOverrides = {},
+  opts: { clock?: Clock; wrap?: (app: RequestListener) => RequestListener } = {},
+): Promise<RunningApi> {
   const config = loadConfig({ ...process.env, ...env });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(AppConfig)
@@ -33,7 +36,8 @@ export async function startApi(env: EnvOverrides = {}, opts: { clock?: Clock } =
   configureApp(app);
   // On the production server (serve() in main.ts), without its signal handling.
   await app.init();
-  const server = createApiServer(app.getHttpAdapter().getInstance() as RequestListener);
+  const handler = app.getHttpAdapter().getInstance() as RequestListener;
+  const server = createApiServer(opts.wrap ? opts.wrap(handler) : handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = async () => {
