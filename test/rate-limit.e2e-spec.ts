@@ -1,6 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
+import Redis from 'ioredis';
 import { AccountsService } from '@app/auth';
+import { MAX_BATCH, PlanRateLimiter } from '@app/rate-limit';
+import { RATE_LIMIT_COMMAND, REDIS } from '@app/redis';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient, HttpResponse } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';
@@ -85,6 +88,65 @@ describe('per-plan rate limiting', () => {
       expect(next.status).toBe(200);
       expect(remaining(next)).toBe(59);
     });
+  });
+
+  it('sends the calls of one event-loop turn as one script call per account, applied in order', async () => {
+    const limiter = api.app.get(PlanRateLimiter);
+    const redis = api.app.get<Redis>(REDIS);
+    const spy = jest.spyOn(redis, RATE_LIMIT_COMMAND);
+    try {
+      const now = freshMinute() + 5_000;
+      const limits = { perMinute: 8, perDay: 1_000 };
+      const subject = (account: number) => ({ bucket: `a:batch-${now}-${account}`, banKey: 'k1', plan: 'free' });
+      // Same turn: 10 calls for one account, 3 for another, a peek in between.
+      const calls = [
+        ...Array.from({ length: 5 }, () => limiter.consume(subject(1), limits, now)),
+        limiter.peek(subject(1), limits, now),
+        ...Array.from({ length: 5 }, () => limiter.consume(subject(1), limits, now)),
+        ...Array.from({ length: 3 }, () => limiter.consume(subject(2), limits, now)),
+      ];
+      const decisions = await Promise.all(calls);
+      expect(spy).toHaveBeenCalledTimes(2);
+      expect(decisions.map((d) => d.fallback)).not.toContain(true);
+      // In order, as separate calls: 1..5 counted, the peek sees 5, then 6..8 and two refusals.
+      expect(decisions.slice(0, 11).map((d) => [d.outcome, d.minute.used])).toEqual([
+        ['admitted', 1],
+        ['admitted', 2],
+        ['admitted', 3],
+        ['admitted', 4],
+        ['admitted', 5],
+        ['admitted', 5],
+        ['admitted', 6],
+        ['admitted', 7],
+        ['admitted', 8],
+        ['limited', 8],
+        ['limited', 8],
+      ]);
+      expect(decisions.slice(11).map((d) => d.minute.used)).toEqual([1, 2, 3]);
+      // A later turn is a new batch, and counts on from there.
+      const later = await limiter.consume(subject(2), limits, now);
+      expect(later.minute.used).toBe(4);
+      expect(spy).toHaveBeenCalledTimes(3);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('splits a turn of more than MAX_BATCH calls of one account into several script calls, still in order', async () => {
+    const limiter = api.app.get(PlanRateLimiter);
+    const spy = jest.spyOn(api.app.get<Redis>(REDIS), RATE_LIMIT_COMMAND);
+    try {
+      const now = freshMinute() + 5_000;
+      const subject = { bucket: `a:split-${now}`, banKey: 'k1', plan: 'free' };
+      const total = MAX_BATCH * 2 + 7;
+      const decisions = await Promise.all(
+        Array.from({ length: total }, () => limiter.consume(subject, { perMinute: 10_000, perDay: 10_000 }, now)),
+      );
+      expect(spy).toHaveBeenCalledTimes(3);
+      expect(decisions.map((d) => d.minute.used)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   describe('headers and Retry-After', () => {

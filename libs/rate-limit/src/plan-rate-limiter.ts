@@ -2,17 +2,24 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import Redis, { Result } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { REDIS } from '@app/redis';
+import { RATE_LIMIT_COMMAND, REDIS } from '@app/redis';
 import { Limits } from './plan-limits';
-import { decide, RateLimitDecision, windowResets } from './rate-limit-decision';
-import { RATE_LIMIT_LUA } from './rate-limit.lua';
-
-type RawResult = [0 | 1 | 2 | 3, number, number, number];
+import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
+import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    petstoreRateLimit(...args: (string | number)[]): Result<RawResult, Context>;
+    /** numkeys, then the keys, then the arguments, of every call in the batch. */
+    [RATE_LIMIT_COMMAND](...args: (string | number)[]): Result<number[], Context>;
   }
+}
+
+/** One limiter call waiting for its event-loop turn's batch. */
+interface QueuedCall {
+  keys: string[];
+  args: (string | number)[];
+  resolve: (counts: RawCounts) => void;
+  reject: (err: unknown) => void;
 }
 
 /** Whose budget a request spends: an account (keyed per API key for bans) or a client address. */
@@ -33,6 +40,12 @@ const PROBE_MS = 1_000;
 /** How long after a first 429 further refused requests start to count as strikes. */
 export const STRIKE_GRACE_MS = 1_000;
 const MAX_FALLBACK_BUCKETS = 100_000;
+/**
+ * Calls per script call at most: a turn can hold thousands (many connections), and one call's
+ * 14 values spread as arguments must stay far below V8's argument limit (a RangeError would
+ * send the whole batch to the fallback).
+ */
+export const MAX_BATCH = 500;
 
 const fallbackActive = new Gauge({
   name: 'petstore_rate_limit_fallback_active',
@@ -47,6 +60,12 @@ const fallbackDecisions = new Counter({
  * The plan limiter: fixed UTC-aligned minute and day windows, both checked and counted in
  * one EVALSHA (ioredis defineCommand falls back to EVAL once after a SCRIPT FLUSH).
  * If Redis fails, a per-process limiter with the same windows answers until it returns.
+ *
+ * The calls of one event-loop turn are sent as one script call per account (its keys share
+ * one Cluster hash tag), applied in order inside Redis as separate calls would be. Under load a
+ * turn holds many requests of the same account; one command per request cost the API ~15 us
+ * of CPU each (ioredis's command objects, and the young-generation garbage collections they
+ * caused: perf, docs/benchmarks.md) and Redis ~5 us each.
  */
 @Injectable()
 export class PlanRateLimiter {
@@ -56,14 +75,14 @@ export class PlanRateLimiter {
   /** While degraded, Redis is tried again only from this instant on (once per PROBE_MS), so an
    * unresponsive Redis costs one request a command timeout per second, not every request. */
   private probeAtMs = 0;
+  /** This turn's calls, by bucket; sent when the turn's I/O callbacks have all run. */
+  private readonly queued = new Map<string, QueuedCall[]>();
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
   ) {
-    if (!this.redis.petstoreRateLimit) {
-      this.redis.defineCommand('petstoreRateLimit', { numberOfKeys: 5, lua: RATE_LIMIT_LUA });
-    }
+    if (!this.redis[RATE_LIMIT_COMMAND]) this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
   }
 
   consume(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
@@ -99,27 +118,74 @@ export class PlanRateLimiter {
     const resets = windowResets(nowMs);
     const tag = `rl:{${subject.bucket}}`;
     try {
-      const [outcome, minuteCount, dayCount, ms] = await this.redis.petstoreRateLimit(
-        `${tag}:m:${resets.minute}`,
-        `${tag}:d:${resets.day}`,
-        `${tag}:ban:${subject.banKey}`,
-        `${tag}:strikes:${subject.banKey}`,
-        `${tag}:refused:${subject.banKey}`,
-        limits.perMinute,
-        limits.perDay,
-        resets.minute - nowMs,
-        resets.day - nowMs,
-        this.config.rateLimit.banStrikes,
-        this.config.rateLimit.banSeconds * 1000,
-        mode,
-        nowMs,
-        STRIKE_GRACE_MS,
+      const raw = await new Promise<RawCounts>((resolve, reject) =>
+        this.enqueue(subject.bucket, {
+          keys: [
+            `${tag}:m:${resets.minute}`,
+            `${tag}:d:${resets.day}`,
+            `${tag}:ban:${subject.banKey}`,
+            `${tag}:strikes:${subject.banKey}`,
+            `${tag}:refused:${subject.banKey}`,
+          ],
+          args: [
+            limits.perMinute,
+            limits.perDay,
+            resets.minute - nowMs,
+            resets.day - nowMs,
+            this.config.rateLimit.banStrikes,
+            this.config.rateLimit.banSeconds * 1000,
+            mode,
+            nowMs,
+            STRIKE_GRACE_MS,
+          ],
+          resolve,
+          reject,
+        }),
       );
       this.recovered();
-      return decide({ outcome, minuteCount, dayCount, ms }, limits, nowMs, false);
+      return decide(raw, limits, nowMs, false);
     } catch (err) {
       this.degrade(err as Error);
       return this.fallback(subject.bucket, limits, nowMs, mode);
+    }
+  }
+
+  /** setImmediate: the batch waits for every request this turn has read, not for a timer. */
+  private enqueue(bucket: string, call: QueuedCall): void {
+    if (this.queued.size === 0) setImmediate(() => this.flush());
+    const calls = this.queued.get(bucket);
+    if (calls) calls.push(call);
+    else this.queued.set(bucket, [call]);
+  }
+
+  private flush(): void {
+    for (const calls of this.queued.values()) {
+      for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
+    }
+    this.queued.clear();
+  }
+
+  /** One script call for the batch; each caller gets its own four numbers, or the batch's error. */
+  private async send(calls: QueuedCall[]): Promise<void> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const c of calls) {
+      keys.push(...c.keys);
+      args.push(...c.args);
+    }
+    try {
+      const flat = await this.redis[RATE_LIMIT_COMMAND](keys.length, ...keys, ...args);
+      calls.forEach((c, i) => {
+        const o = i * RESULTS_PER_CALL;
+        c.resolve({
+          outcome: flat[o] as RawCounts['outcome'],
+          minuteCount: flat[o + 1],
+          dayCount: flat[o + 2],
+          ms: flat[o + 3],
+        });
+      });
+    } catch (err) {
+      for (const c of calls) c.reject(err);
     }
   }
 

@@ -35,13 +35,19 @@ export function windowResets(nowMs: number): { minute: number; day: number } {
   };
 }
 
+/**
+ * What one limiter call counted (the Lua script's four numbers, or the fallback's):
+ * outcome 0 admitted, 1 refused, 2 banned, 3 banned by this request; `ms` until the refusal or ban ends.
+ */
+export interface RawCounts {
+  outcome: 0 | 1 | 2 | 3;
+  minuteCount: number;
+  dayCount: number;
+  ms: number;
+}
+
 /** Builds the decision from raw counters; shared by the Redis path and the fallback. */
-export function decide(
-  raw: { outcome: 0 | 1 | 2 | 3; minuteCount: number; dayCount: number; ms: number },
-  limits: Limits,
-  nowMs: number,
-  fallback: boolean,
-): RateLimitDecision {
+export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: boolean): RateLimitDecision {
   const resets = windowResets(nowMs);
   const win = (name: WindowName, limit: number, used: number, resetAtMs: number): WindowState => ({
     name,
