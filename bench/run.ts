@@ -242,6 +242,28 @@ async function main(): Promise<void> {
     await s.proc.stop();
   }
 
+  // Auth and limiter cost on a trivial route: same app, with and without the real gate. The
+  // gate costs less than this VM's drift between runs, so the three modes are measured in
+  // interleaved rounds and each keeps its median round (by req/s). Measured next to the
+  // baselines, before the service's write-heavy rows leave Postgres vacuuming and
+  // checkpointing on the shared cores (measured last, the rounds varied by up to 2x).
+  const modes = ['none', 'auth', 'gate'] as const;
+  const servers = await Promise.all(
+    modes.map((mode) => startBenchServer(`gate-${mode}`, 'bench/servers/gate-app.ts', '/ready', [mode])),
+  );
+  const rounds: Record<(typeof modes)[number], Measurement[]> = { none: [], auth: [], gate: [] };
+  for (let round = 1; round <= GATE_ROUNDS; round++) {
+    for (const [k, mode] of modes.entries()) {
+      log(`measuring trivial route, gate mode ${mode}, round ${round} of ${GATE_ROUNDS}`);
+      const s = servers[k];
+      const m = await run({ url: `${s.url}/v1/bench/fixed`, headers: bearer(main.apiKey) }, s.proc.pid);
+      log(`  ${Math.round(m.rps)} req/s, ${Math.round(m.cpuUsPerReq)} µs/req, ${m.failures} failed`);
+      rounds[mode].push(m);
+    }
+  }
+  for (const s of servers) await s.proc.stop();
+  const median = (ms: Measurement[]) => [...ms].sort((a, b) => a.rps - b.rps)[Math.floor(ms.length / 2)];
+  const gate: GateRows = { none: median(rounds.none), auth: median(rounds.auth), gate: median(rounds.gate) };
   // The service.
   const api = await startApi();
   const petIds = rotating(spread);
@@ -416,24 +438,6 @@ async function main(): Promise<void> {
   };
   await api.proc.stop();
 
-  // Auth and limiter cost on a trivial route: same app, with and without the real gate. The
-  // gate costs less than this VM's drift between runs, so the three modes are measured in
-  // interleaved rounds and each keeps its median round (by req/s).
-  const modes = ['none', 'auth', 'gate'] as const;
-  const servers = await Promise.all(
-    modes.map((mode) => startBenchServer(`gate-${mode}`, 'bench/servers/gate-app.ts', '/ready', [mode])),
-  );
-  const rounds: Record<(typeof modes)[number], Measurement[]> = { none: [], auth: [], gate: [] };
-  for (let round = 1; round <= GATE_ROUNDS; round++) {
-    for (const [k, mode] of modes.entries()) {
-      log(`measuring trivial route, gate mode ${mode}, round ${round} of ${GATE_ROUNDS}`);
-      const s = servers[k];
-      rounds[mode].push(await run({ url: `${s.url}/v1/bench/fixed`, headers: bearer(main.apiKey) }, s.proc.pid));
-    }
-  }
-  for (const s of servers) await s.proc.stop();
-  const median = (ms: Measurement[]) => [...ms].sort((a, b) => a.rps - b.rps)[Math.floor(ms.length / 2)];
-  const gate: GateRows = { none: median(rounds.none), auth: median(rounds.auth), gate: median(rounds.gate) };
   await pool.end();
 
   const md = renderReport(report, {

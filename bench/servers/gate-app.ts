@@ -1,7 +1,10 @@
 // Auth and limiter cost: one trivial route behind the REAL RequestGateMiddleware of the API,
 // with its real dependencies (key cache over Postgres, limiter over Redis). The mode (argv[2])
 // chooses what sits in front of the route, everything else being the same app:
-//   none: nothing; auth: the gate with a limiter that admits without Redis; gate: the real gate.
+//   none: nothing;
+//   auth: the gate's authentication step alone (RequestGateMiddleware.identify: the Bearer
+//         header, the key cache, the key's checks), no limiter and no rate-limit headers;
+//   gate: the whole gate (authentication, the Redis limiter, its seven headers, the scope check).
 import 'reflect-metadata';
 import { RequestListener } from 'node:http';
 import { Controller, Get, Module } from '@nestjs/common';
@@ -12,7 +15,7 @@ import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { OutboxModule } from '@app/outbox';
 import { QueuesModule } from '@app/queues';
-import { decide, Limits, PlanRateLimiter, RateLimitDecision } from '@app/rate-limit';
+import { PlanRateLimiter } from '@app/rate-limit';
 import { RedisModule } from '@app/redis';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
 import { createApiServer } from '../../apps/api/src/http-server';
@@ -34,19 +37,10 @@ class TrivialController {
   }
 }
 
-/** Admits everything without Redis but still builds the decision and its headers, as the real one does. */
-const admitAll = {
-  consume: (_subject: unknown, limits: Limits, nowMs: number): Promise<RateLimitDecision> =>
-    Promise.resolve(decide({ outcome: 0, minuteCount: 1, dayCount: 1, ms: 0 }, limits, nowMs, false)),
-};
-
 @Module({
   imports: [ConfigModule, DatabaseModule, RedisModule, QueuesModule.register('producer'), OutboxModule, AuthModule],
   controllers: [TrivialController],
-  providers: [
-    mode === 'auth' ? { provide: PlanRateLimiter, useValue: admitAll } : PlanRateLimiter,
-    RequestGateMiddleware,
-  ],
+  providers: [PlanRateLimiter, RequestGateMiddleware],
 })
 class GateBenchModule {}
 
@@ -55,16 +49,16 @@ async function main(): Promise<void> {
     logger: ['error'],
     bodyParser: false,
   });
-  if (mode !== 'none') {
-    const gate = app.get(RequestGateMiddleware);
-    app.use(
-      (
-        req: Parameters<RequestGateMiddleware['use']>[0],
-        res: Parameters<RequestGateMiddleware['use']>[1],
-        next: () => void,
-      ) => (req.path === '/ready' ? next() : gate.use(req, res, next)),
-    );
-  }
+  const gate = app.get(RequestGateMiddleware);
+  type Req = Parameters<RequestGateMiddleware['use']>[0];
+  type Res = Parameters<RequestGateMiddleware['use']>[1];
+  const authOnly = (req: Req, res: Res, next: (err?: unknown) => void) =>
+    gate.identify(req.headers.authorization, Date.now()).then(({ auth, failure }) => {
+      res.locals.auth = auth;
+      next(failure);
+    }, next);
+  const front = { auth: authOnly, gate: gate.use.bind(gate) }[mode as 'auth' | 'gate'];
+  if (front) app.use((req: Req, res: Res, next: () => void) => (req.path === '/ready' ? next() : front(req, res, next)));
   app.enableShutdownHooks();
   await app.init();
   // The API's own server (request classes with a stable shape), as in production.

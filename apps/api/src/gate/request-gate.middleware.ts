@@ -89,8 +89,12 @@ export class RequestGateMiddleware implements NestMiddleware {
     res.locals.auth = auth;
   }
 
-  /** Never throws: a failed lookup (Postgres down) is a failure like the others, answered after the limiter ran. */
-  private async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
+  /**
+   * Authentication alone: the caller behind the Authorization header, or why there is none.
+   * Never throws: a failed lookup (Postgres down) is a failure like the others, answered after
+   * the limiter ran. Public so that the benchmark can measure it without the limiter.
+   */
+  async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
     if (!match)
