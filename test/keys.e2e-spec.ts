@@ -6,10 +6,12 @@ import { generateApiKey, KEY_PATTERN } from '@app/auth';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';
+import { TcpProxy } from './support/tcp-proxy';
 
 const exec = promisify(execFile);
-const cli = (...args: string[]) =>
-  exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '' } });
+const cliWithEnv = (env: NodeJS.ProcessEnv, ...args: string[]) =>
+  exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
+const cli = (...args: string[]) => cliWithEnv({}, ...args);
 
 /** Every secret this file sees, to prove none of them reaches the log. */
 const secrets: string[] = [];
@@ -337,6 +339,18 @@ describe('API keys, scopes and tenancy', () => {
         cli('account:set-plan', '--account', id, '--plan', 'free', '--limit-minute', '5'),
       ).rejects.toMatchObject({ stderr: expect.stringContaining('only enterprise accounts take custom limits') });
       expect((await a.get('/v1/account')).body.plan).toBe('pro');
+    });
+
+    it('prints its own error and nothing else while Redis is down (no library stack traces)', async () => {
+      const down = await new TcpProxy(Number(new URL(api.config.redisUrl).port || 6379)).start();
+      await down.stop(); // its port now refuses connections
+      const args = ['--account', String(account.accountId), '--plan', 'enterprise', '--limit-minute', '0'];
+      await expect(
+        cliWithEnv({ REDIS_URL: down.urlFor(api.config.redisUrl) }, 'account:set-plan', ...args),
+      ).rejects.toMatchObject({
+        code: 1,
+        stderr: 'error: limitPerMinute: enterprise accounts need a positive integer limit (at most 2147483647)\n',
+      });
     });
   });
 

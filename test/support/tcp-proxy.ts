@@ -10,22 +10,31 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   port = 0;
 
+  /** A distant server: what it sends (its replies, then its closing) reaches the client this much later. */
+  replyDelayMs = 0;
+  /** Sees what the clients send, for a test that must act at a given step of a protocol. */
+  onClientData?: (chunk: Buffer) => void;
+
   constructor(
     private readonly targetPort: number,
     private readonly targetHost = '127.0.0.1',
   ) {}
 
   async start(port = this.port): Promise<this> {
-    this.server = createServer((client) => {
+    // Half-open sockets, as on a real link: the server still answers a client that is closing.
+    this.server = createServer({ allowHalfOpen: true }, (client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      const later = (fn: () => void) => (this.replyDelayMs ? setTimeout(fn, this.replyDelayMs) : fn());
+      client.pipe(upstream);
+      client.on('data', (chunk: Buffer) => this.onClientData?.(chunk));
+      upstream.on('data', (chunk: Buffer) => later(() => client.write(chunk)));
       client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      upstream.on('close', () => later(() => client.destroy()));
     });
     await new Promise<void>((resolve, reject) => {
       this.server?.once('error', reject);

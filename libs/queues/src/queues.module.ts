@@ -2,6 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { redisOptions } from '@app/redis';
+import { QueueHandshake } from './queue-handshake';
 import { QueueName } from './queue-names';
 
 /**
@@ -33,6 +34,7 @@ export class QueuesModule {
         }),
         BullModule.registerQueue(...Object.values(QueueName).map((name) => ({ name }))),
       ],
+      providers: [QueueHandshake],
       exports: [BullModule],
     };
   }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
 
 /** Connection options from REDIS_URL (db index in the path, password in the userinfo). */
@@ -26,7 +27,7 @@ export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
  * so callers can fall back (limiter) or degrade (cache) within a bounded time.
  */
 export function createFailFastClient(url: string, name: string): Redis {
-  return new Redis({
+  const client = new Redis({
     ...redisOptions(url),
     connectionName: name,
     enableOfflineQueue: false,
@@ -37,4 +38,14 @@ export function createFailFastClient(url: string, name: string): Redis {
     enableAutoPipelining: true,
     autoPipeliningIgnoredCommands: [RATE_LIMIT_COMMAND],
   });
+  // Without a listener, ioredis prints every error with its stack to stderr. One warning per
+  // distinct error until the connection is ready again: an outage fails every retry alike.
+  const logger = new Logger('Redis');
+  let last: string | undefined;
+  client.on('error', (err: Error) => {
+    if (err.message !== last) logger.warn(`${name}: ${err.message}`);
+    last = err.message;
+  });
+  client.on('ready', () => (last = undefined));
+  return client;
 }
