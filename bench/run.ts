@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import { Pool } from 'pg';
 import { loadConfig } from '@app/config';
 import { measure, Measurement, send, Target } from './lib/load';
+import { pairedRounds } from './lib/paired';
 import { HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, flushRedis, freshStores, REDIS_URL, seedPets } from './lib/setup';
 import {
   Report,
   renderReport,
-  GateRows,
+  GateRounds,
+  GetVsBaselineRounds,
   CatalogRows,
   ContentionRows,
   MessagesRows,
@@ -58,8 +60,14 @@ const T = {
   queued: QUICK ? 2_000 : 10_000,
   catalogPets: QUICK ? 10_000 : 100_000,
 };
-/** Interleaved rounds of the auth and limiter section (none, auth, gate; none, auth, gate; ...). */
-const GATE_ROUNDS = QUICK ? 1 : 3;
+/** Paired rounds (bench/lib/paired.ts) of the gate section and of GET /v1/pets/{id} against baseline B. */
+const PAIRED = {
+  rounds: QUICK ? 1 : 6,
+  connections: CONNECTIONS,
+  firstWarmupS: QUICK ? 1 : 3,
+  warmupS: 1,
+  durationS: QUICK ? 2 : 4,
+};
 const DEEP_ROW = Math.floor(T.catalogPets * 0.9);
 
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
@@ -242,28 +250,26 @@ async function main(): Promise<void> {
     await s.proc.stop();
   }
 
-  // Auth and limiter cost on a trivial route: same app, with and without the real gate. The
-  // gate costs less than this VM's drift between runs, so the three modes are measured in
-  // interleaved rounds and each keeps its median round (by req/s). Measured next to the
-  // baselines, before the service's write-heavy rows leave Postgres vacuuming and
-  // checkpointing on the shared cores (measured last, the rounds varied by up to 2x).
+  // Auth and limiter cost on a trivial route: same app, with and without the real gate, in
+  // paired rounds. Measured next to the baselines, before the service's write-heavy rows leave
+  // Postgres vacuuming and checkpointing on the shared cores (measured last, rounds varied by 2x).
   const modes = ['none', 'auth', 'gate'] as const;
   const servers = await Promise.all(
     modes.map((mode) => startBenchServer(`gate-${mode}`, 'bench/servers/gate-app.ts', '/ready', [mode])),
   );
-  const rounds: Record<(typeof modes)[number], Measurement[]> = { none: [], auth: [], gate: [] };
-  for (let round = 1; round <= GATE_ROUNDS; round++) {
-    for (const [k, mode] of modes.entries()) {
-      log(`measuring trivial route, gate mode ${mode}, round ${round} of ${GATE_ROUNDS}`);
-      const s = servers[k];
-      const m = await run({ url: `${s.url}/v1/bench/fixed`, headers: bearer(main.apiKey) }, s.proc.pid);
-      log(`  ${Math.round(m.rps)} req/s, ${Math.round(m.cpuUsPerReq)} µs/req, ${m.failures} failed`);
-      rounds[mode].push(m);
-    }
-  }
+  log(`measuring the gate on a trivial route (none, auth, gate): ${PAIRED.rounds} paired rounds`);
+  const gate: GateRounds = await pairedRounds(
+    modes.map((key, k) => ({
+      key,
+      target: { url: `${servers[k].url}/v1/bench/fixed`, headers: bearer(main.apiKey) },
+      pid: servers[k].proc.pid,
+    })),
+    PAIRED,
+    log,
+  );
   for (const s of servers) await s.proc.stop();
-  const median = (ms: Measurement[]) => [...ms].sort((a, b) => a.rps - b.rps)[Math.floor(ms.length / 2)];
-  const gate: GateRows = { none: median(rounds.none), auth: median(rounds.auth), gate: median(rounds.gate) };
+  // A second baseline B, alive next to the API for the paired GET comparison.
+  const baselineB = await startBenchServer('BaselineB-paired', 'bench/servers/baseline-nest.ts', '/fixed');
   // The service.
   const api = await startApi();
   const petIds = rotating(spread);
@@ -284,11 +290,18 @@ async function main(): Promise<void> {
     report.rows.push({ name, m });
     return m;
   };
-  await row('GET /v1/pets/{id}', {
-    url: `${api.url}/v1/pets/${spread[0]}`,
-    headers: bearer(main.apiKey),
-    next: petPath,
-  });
+  const getPet: Target = { url: `${api.url}/v1/pets/${spread[0]}`, headers: bearer(main.apiKey), next: petPath };
+  await row('GET /v1/pets/{id}', getPet);
+  log(`measuring GET /v1/pets/{id} against baseline B: ${PAIRED.rounds} paired rounds`);
+  const getVsBaseline: GetVsBaselineRounds = await pairedRounds(
+    [
+      { key: 'baselineB', target: { url: `${baselineB.url}/fixed` }, pid: baselineB.proc.pid },
+      { key: 'get', target: getPet, pid: api.proc.pid },
+    ],
+    PAIRED,
+    log,
+  );
+  await baselineB.proc.stop();
   await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
   const messagesApi = hasMessages
     ? await row('POST /v1/messages', {
@@ -442,7 +455,7 @@ async function main(): Promise<void> {
 
   const md = renderReport(report, {
     gate,
-    gateRounds: GATE_ROUNDS,
+    getVsBaseline,
     catalog: catalogRows,
     contention,
     messages,

@@ -1,4 +1,5 @@
 import { Measurement } from './load';
+import { medianRound, pairedRatio, PairedRatio, Rounds } from './paired';
 
 export interface Report {
   started: Date;
@@ -18,7 +19,8 @@ export interface Report {
   rows: ({ name: string; m: Measurement } | { name: string; missing: string })[];
 }
 
-export type GateRows = Record<'none' | 'auth' | 'gate', Measurement>;
+export type GateRounds = Rounds<'none' | 'auth' | 'gate'>;
+export type GetVsBaselineRounds = Rounds<'baselineB' | 'get'>;
 export interface CatalogRows {
   pets: number;
   deepRow: number;
@@ -54,6 +56,7 @@ const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
 const ratio = (a: number, b: number) => n2(a / b);
+const paired = (r: PairedRatio) => `${n2(r.median)} (${n2(r.min)}–${n2(r.max)})`;
 
 function table(head: string[], rows: string[][]): string {
   return [
@@ -66,8 +69,8 @@ function table(head: string[], rows: string[][]): string {
 export function renderReport(
   r: Report,
   s: {
-    gate: GateRows;
-    gateRounds: number;
+    gate: GateRounds;
+    getVsBaseline?: GetVsBaselineRounds;
     catalog: CatalogRows;
     contention: ContentionRows;
     messages?: MessagesRows;
@@ -113,30 +116,67 @@ export function renderReport(
   );
 
   const g = s.gate;
+  const rounds = g.none.length;
   out.push('## Auth and limiter cost (trivial route, same bench app, real RequestGateMiddleware)');
   out.push(
-    `Each mode is the median (by req/s) of ${s.gateRounds} interleaved round(s): none, auth, gate, none, auth, gate, ...`,
+    `${rounds} paired round(s): each round measures the three modes back to back, in an order rotated by the round, ` +
+      'and the ratios are the median (and range) of the per-round ratios to that round\'s "nothing", so the VM\'s drift ' +
+      "between rounds cancels out. req/s, latency and CPU columns are each mode's median round; failed sums all rounds.",
   );
   out.push(
     table(
       ['In front of the route', 'req/s', 'p50 ms', 'p99 ms', '× no gate', 'CPU µs/req', '× no gate (by CPU)', 'failed'],
-      (['none', 'auth', 'gate'] as const).map((k) => [
-        GATE_LABELS[k],
-        n0(g[k].rps),
-        n1(g[k].p50),
-        n1(g[k].p99),
-        ratio(g[k].rps, g.none.rps),
-        n0(g[k].cpuUsPerReq),
-        ratio(g.none.cpuUsPerReq, g[k].cpuUsPerReq),
-        n0(g[k].failures),
-      ]),
+      (['none', 'auth', 'gate'] as const).map((k) => {
+        const mid = medianRound(g[k]);
+        return [
+          GATE_LABELS[k],
+          n0(mid.rps),
+          n1(mid.p50),
+          n1(mid.p99),
+          paired(pairedRatio(g[k], g.none, 'rps')),
+          n0(mid.cpuUsPerReq),
+          paired(pairedRatio(g[k], g.none, 'cpu')),
+          n0(g[k].reduce((sum, m) => sum + m.failures, 0)),
+        ];
+      }),
     ),
   );
+  const [auth, gate] = [medianRound(g.auth), medianRound(g.gate)];
   out.push(
-    `Targets: auth ≥ 0.9 × no gate, auth + limiter ≥ 0.8 (the CPU column is the same ratio measured as the inverse of the server's CPU time per request, steadier on a shared machine). The limiter adds ${n1(g.gate.p50 - g.auth.p50)} ms at p50 and ${n1(
-      g.gate.p99 - g.auth.p99,
+    `Targets: auth ≥ 0.9 × no gate, auth + limiter ≥ 0.8 (the CPU column is the same ratio measured as the inverse of the server's CPU time per request). The limiter adds ${n1(gate.p50 - auth.p50)} ms at p50 and ${n1(
+      gate.p99 - auth.p99,
     )} ms at p99 (its Redis round trip: one script call per account and event-loop turn).`,
   );
+
+  if (s.getVsBaseline) {
+    const v = s.getVsBaseline;
+    out.push('## GET /v1/pets/{id} against baseline B, paired rounds');
+    out.push(
+      `The main table measures each row once, minutes apart. Here the two alternate in ${v.get.length} paired rounds ` +
+        '(same method as the gate section), so the ratio does not depend on how fast the VM was at each moment.',
+    );
+    out.push(
+      table(
+        ['', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failed'],
+        (['baselineB', 'get'] as const).map((k) => {
+          const mid = medianRound(v[k]);
+          return [
+            k === 'get' ? 'GET /v1/pets/{id}' : 'Baseline B',
+            n0(mid.rps),
+            n1(mid.p50),
+            n1(mid.p99),
+            n0(mid.cpuUsPerReq),
+            n0(v[k].reduce((sum, m) => sum + m.failures, 0)),
+          ];
+        }),
+      ),
+    );
+    out.push(
+      `GET / baseline B: ${paired(pairedRatio(v.get, v.baselineB, 'rps'))} by req/s, ${paired(
+        pairedRatio(v.get, v.baselineB, 'cpu'),
+      )} by CPU time per request (median of rounds, range in brackets). Target ≥ 0.5.`,
+    );
+  }
 
   const c = s.catalog;
   out.push(`## Catalog depth (${n0(c.pets)} pets in one account, GET /v1/pets?limit=100)`);

@@ -1,0 +1,59 @@
+import { measure, Measurement, Target } from './load';
+
+/**
+ * This VM's speed drifts by up to 2x within a minute, more than the costs we compare. So a
+ * comparison runs in rounds: each round measures every contender once, back to back, in an
+ * order rotated by the round (drift inside a round does not always favour the same one), and
+ * the figure reported is the median of the per-round ratios to the round's reference.
+ */
+export interface Contender<K extends string> {
+  key: K;
+  target: Target;
+  pid?: number;
+}
+
+export type Rounds<K extends string> = Record<K, Measurement[]>;
+
+export async function pairedRounds<K extends string>(
+  contenders: Contender<K>[],
+  o: { rounds: number; connections: number; firstWarmupS: number; warmupS: number; durationS: number },
+  log: (msg: string) => void,
+): Promise<Rounds<K>> {
+  const out = Object.fromEntries(contenders.map((c) => [c.key, [] as Measurement[]])) as Rounds<K>;
+  for (let round = 0; round < o.rounds; round++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const c = contenders[(i + round) % contenders.length];
+      const m = await measure(c.target, {
+        connections: o.connections,
+        warmupS: round === 0 ? o.firstWarmupS : o.warmupS,
+        durationS: o.durationS,
+        pid: c.pid,
+      });
+      log(
+        `  round ${round + 1} of ${o.rounds}, ${c.key}: ${Math.round(m.rps)} req/s, ${Math.round(m.cpuUsPerReq)} µs/req, ${m.failures} failed`,
+      );
+      out[c.key].push(m);
+    }
+  }
+  return out;
+}
+
+export interface PairedRatio {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** Per-round `of / to` (by req/s, or by CPU time per request inverted): median and range. */
+export function pairedRatio(of: Measurement[], to: Measurement[], by: 'rps' | 'cpu'): PairedRatio {
+  const r = of
+    .map((m, i) => (by === 'rps' ? m.rps / to[i].rps : to[i].cpuUsPerReq / m.cpuUsPerReq))
+    .sort((a, b) => a - b);
+  const mid = Math.floor(r.length / 2);
+  return { median: r.length % 2 ? r[mid] : (r[mid - 1] + r[mid]) / 2, min: r[0], max: r[r.length - 1] };
+}
+
+/** The round whose req/s is the median, for the latency and CPU columns. */
+export function medianRound(ms: Measurement[]): Measurement {
+  return [...ms].sort((a, b) => a.rps - b.rps)[Math.floor(ms.length / 2)];
+}
