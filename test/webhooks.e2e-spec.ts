@@ -206,6 +206,37 @@ describe('webhooks', () => {
     expect(dead.requests).toHaveLength(delivery.attempts);
   });
 
+  it('re-enables a disabled webhook: later events are delivered, the failed one is not resent', async () => {
+    const http = await account();
+    let answer = 500;
+    const flaky = await receiver(() => answer);
+    const hook = await subscribe(http, flaky.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    await eventually(async () => {
+      const res = await http.get('/v1/webhooks');
+      return res.body.some((w: { id: number; status: string }) => w.id === hook.id && w.status === 'disabled');
+    }, 15_000);
+    const failedAttempts = flaky.requests.length;
+
+    answer = 204; // the receiver is back
+    const enabled = await http.post(`/v1/webhooks/${hook.id}/enable`);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toEqual(expect.objectContaining({ id: hook.id, status: 'active', disabledAt: null }));
+    expect(enabled.body).not.toHaveProperty('secret');
+    expect((await http.post(`/v1/webhooks/${hook.id}/enable`)).body.status).toBe('active'); // again: a no-op
+
+    const keyId = await createAndRevokeKey(http);
+    const delivered = await eventually(async () => {
+      const rows = (await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+      return rows.length === 2 && rows[1].status === 'delivered' ? rows : null;
+    }, 10_000);
+    expect(delivered[0]).toEqual(expect.objectContaining({ status: 'failed', lastStatusCode: 500 }));
+    expect(flaky.requests).toHaveLength(failedAttempts + 1);
+    expect(JSON.parse(flaky.requests[failedAttempts].body)).toEqual(
+      expect.objectContaining({ type: 'api_key.revoked', resourceId: String(keyId) }),
+    );
+  });
+
   it('gives a pending delivery whose job was lost its job again (the lost-job sweep), once', async () => {
     const http = await account();
     const r = await receiver();
@@ -302,6 +333,7 @@ describe('webhooks', () => {
     for (const res of [
       await other.get(`/v1/webhooks/${hook.id}/deliveries`),
       await other.post(`/v1/webhooks/${hook.id}/test`),
+      await other.post(`/v1/webhooks/${hook.id}/enable`),
       await other.delete(`/v1/webhooks/${hook.id}`),
     ]) {
       expect(res.status).toBe(404);
@@ -337,6 +369,7 @@ describe('webhooks', () => {
       doc.paths['/webhooks/{webhookId}'].delete,
       doc.paths['/webhooks/{webhookId}/deliveries'].get,
       doc.paths['/webhooks/{webhookId}/test'].post,
+      doc.paths['/webhooks/{webhookId}/enable'].post,
     ];
     for (const op of ops) {
       expect(op['x-stability']).toBe('experimental');

@@ -54,6 +54,21 @@ export class WebhooksController {
     await this.webhooks.remove(auth.accountId, webhookId);
   }
 
+  @Post(':webhookId/enable')
+  @HttpCode(200)
+  @ApiExtension('x-stability', 'experimental')
+  @ApiOperation({
+    operationId: 'enableWebhook',
+    summary:
+      'Re-enable a webhook disabled after failing deliveries: events from now on are delivered again; ' +
+      'those that failed meanwhile are not resent',
+  })
+  @ApiOkResponse({ type: WebhookSchema })
+  @ApiErrors()
+  enable(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
+    return this.webhooks.enable(auth.accountId, webhookId);
+  }
+
   @Get(':webhookId/deliveries')
   @ApiExtension('x-stability', 'experimental')
   @ApiOperation({

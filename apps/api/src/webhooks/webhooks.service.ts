@@ -87,6 +87,19 @@ export class WebhooksService {
     });
   }
 
+  /**
+   * Active again (a no-op on an active one). Deliveries that failed while it was disabled stay
+   * failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and the events API has them all.
+   */
+  async enable(accountId: number, webhookId: number): Promise<WebhookView> {
+    return this.tx.run(async (tx) => {
+      const repo = tx.manager.getRepository(Webhook);
+      const result = await repo.update({ id: webhookId, accountId }, { status: 'active', disabledAt: null });
+      if (!result.affected) throw ApiError.notFound('Webhook');
+      return toWebhookView(await repo.findOneByOrFail({ id: webhookId }));
+    });
+  }
+
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async deliveries(accountId: number, webhookId: number, q: PageQuery): Promise<DeliveryView[]> {
     await this.find(this.dataSource.manager, accountId, webhookId);
