@@ -163,6 +163,28 @@ describe('API keys, scopes and tenancy', () => {
       expectErrorBody(await a.post(`/v1/keys/${key.id}/rotate`, {}), 404, 'not_found');
     });
 
+    it('an instance whose invalidation connection goes silent (no close) stops trusting its cache within ~2 s', async () => {
+      const proxy = await new TcpProxy(Number(new URL(api.config.redisUrl).port || 6379)).start();
+      const api3 = await startApi({ REDIS_URL: proxy.urlFor(api.config.redisUrl) });
+      try {
+        const key = keep((await a.post('/v1/keys', { name: 'silent partition' })).body);
+        const onApi3 = new HttpClient(api3.url, key.secret);
+        expect((await onApi3.get('/v1/account')).status).toBe(200);
+        // Older than the 1 s an entry is trusted without live pub/sub: from here only the
+        // subscription's health decides whether it is reloaded.
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        proxy.silent = true;
+        expect((await a.delete(`/v1/keys/${key.id}`)).status).toBe(204);
+        const ms = await msUntil(401, () => onApi3.get('/v1/account'));
+        expect(ms).toBeLessThan(3_500); // a missed PING (1 s timeout) within a second, then a reload
+        expectErrorBody(await onApi3.get('/v1/account'), 401, 'invalid_api_key');
+      } finally {
+        // Redis is then away for this instance: its shutdown must still complete.
+        await proxy.stop();
+        await expect(api3.close()).resolves.toBeUndefined();
+      }
+    });
+
     it('rotates a key: new secret, same name, scopes and expiry; the old works for the grace period on every instance, then stops', async () => {
       const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
       const old = keep((await a.post('/v1/keys', { name: 'rotating', scopes: ['read'], expiresAt })).body);

@@ -12,6 +12,11 @@ export class TcpProxy {
 
   /** A distant server: what it sends (its replies, then its closing) reaches the client this much later. */
   replyDelayMs = 0;
+  /**
+   * A silent partition: connections stay open, but no byte gets through either way (they are
+   * dropped) and nothing is closed or reset; closes still pass.
+   */
+  silent = false;
   /** Sees what the clients send, for a test that must act at a given step of a protocol. */
   onClientData?: (chunk: Buffer) => void;
 
@@ -30,9 +35,12 @@ export class TcpProxy {
         s.on('error', () => s.destroy());
       }
       const later = (fn: () => void) => (this.replyDelayMs ? setTimeout(fn, this.replyDelayMs) : fn());
-      client.pipe(upstream);
-      client.on('data', (chunk: Buffer) => this.onClientData?.(chunk));
-      upstream.on('data', (chunk: Buffer) => later(() => client.write(chunk)));
+      client.on('data', (chunk: Buffer) => {
+        this.onClientData?.(chunk);
+        if (!this.silent) upstream.write(chunk);
+      });
+      client.on('end', () => upstream.end());
+      upstream.on('data', (chunk: Buffer) => this.silent || later(() => client.write(chunk)));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => later(() => client.destroy()));
     });

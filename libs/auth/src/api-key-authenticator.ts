@@ -19,6 +19,8 @@ const NEGATIVE_TTL_MS = 5_000;
 /** While pub/sub is down we cannot hear invalidations: trust the cache this long at most. */
 const UNSUBSCRIBED_TTL_MS = 1_000;
 const LAST_USED_FLUSH_MS = 5_000;
+/** How often the subscription's connection must prove it is alive (checkSubscription). */
+const SUBSCRIPTION_PING_MS = 1_000;
 
 /**
  * Verifies Bearer keys without a Postgres query per request: verified keys are cached in
@@ -41,6 +43,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastUsed = new Map<number, number>();
   private flushTimer?: NodeJS.Timeout;
+  private pingTimer?: NodeJS.Timeout;
+  private pinging = false;
   /** Since when invalidations are being heard (real ms); undefined while not subscribed. */
   private listeningSince?: number;
   /** Bumped by every invalidation: a load that raced one must not be cached. */
@@ -80,10 +84,13 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
       void this.flushLastUsed();
     }, LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
+    this.pingTimer = setInterval(() => this.checkSubscription(), SUBSCRIPTION_PING_MS);
+    this.pingTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.flushTimer);
+    clearInterval(this.pingTimer);
     await this.flushLastUsed();
   }
 
@@ -113,6 +120,26 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
         this.cache.delete(token);
       }
     }
+  }
+
+  /**
+   * A connection can die without closing (a silent network partition): then no invalidation
+   * arrives and nothing says so, and the cache would be trusted for AUTH_CACHE_TTL_MS. A PING
+   * each second proves the subscription's connection alive; one that fails (the client's 1 s
+   * command timeout) stops trusting the cache at once and reconnects, which subscribes again.
+   */
+  private checkSubscription(): void {
+    if (this.listeningSince === undefined || this.pinging) return;
+    this.pinging = true;
+    this.subscriber.ping().then(
+      () => (this.pinging = false),
+      (err: Error) => {
+        this.pinging = false;
+        this.listeningSince = undefined;
+        this.logger.warn({ err: { message: err.message } }, 'auth invalidation connection silent: reconnecting');
+        this.subscriber.disconnect(true);
+      },
+    );
   }
 
   /** Entries past their freshness would be reloaded anyway; dropping them bounds how long a key stays in memory. */

@@ -11,11 +11,14 @@ import { QueueName } from './queue-names';
 const HANDSHAKE_WAIT_MS = 1_000;
 
 /**
- * BullMQ cannot close a queue whose connection is still in its handshake: the handshake then
- * fails on the closed socket after close() has removed every listener, and the unheard
- * 'error' event crashes the process. The CLI hits it when a command fails before Redis has
- * answered. So shutdown lets each queue finish connecting first; @nestjs/bullmq closes the
- * queues afterwards, in onApplicationShutdown.
+ * Prepares the queues for @nestjs/bullmq, which closes them in onApplicationShutdown:
+ * - BullMQ cannot close a queue whose connection is still in its handshake: the handshake then
+ *   fails on the closed socket after close() has removed every listener, and the unheard
+ *   'error' event crashes the process (the CLI hit it when a command failed before Redis had
+ *   answered). So each queue may first finish connecting.
+ * - A queue whose connection is down (Redis away) cannot QUIT: without an offline queue ioredis
+ *   refuses the command, BullMQ's close() throws, and the rest of the application's shutdown
+ *   is skipped. Those connections get their offline queue back for the QUIT alone.
  */
 @Injectable()
 export class QueueHandshake implements BeforeApplicationShutdown {
@@ -26,10 +29,14 @@ export class QueueHandshake implements BeforeApplicationShutdown {
       this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
     );
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    const connected = await Promise.race([
       Promise.allSettled(queues.map((q) => q.waitUntilReady())),
-      new Promise((resolve) => (timer = setTimeout(resolve, HANDSHAKE_WAIT_MS))),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HANDSHAKE_WAIT_MS))),
     ]);
     clearTimeout(timer);
+    for (const c of connected ?? []) {
+      // With an offline queue, ioredis answers QUIT itself on a connection that is down.
+      if (c.status === 'fulfilled' && c.value.status !== 'ready') c.value.options.enableOfflineQueue = true;
+    }
   }
 }
