@@ -41,9 +41,8 @@ describe('contract findings', () => {
   });
 
   it('answers 503 with the rate-limit headers and Retry-After when a key cannot be checked (Postgres unreachable)', async () => {
-    const target = new URL(api.config.databaseUrl);
-    const proxy = await new TcpProxy(Number(target.port)).start();
-    const broken = await startApi({ DATABASE_URL: proxy.urlFor(target.toString()) });
+    const proxy = await TcpProxy.inFrontOf(api.config.databaseUrl);
+    const broken = await startApi({ DATABASE_URL: proxy.url });
     try {
       const { apiKey } = await createAccount(api);
       await proxy.stop();

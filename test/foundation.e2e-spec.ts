@@ -95,9 +95,8 @@ describe('foundation: error model, request ids, health, documents', () => {
 
   it('reports not ready (503) while Redis or Postgres is unreachable, never hangs, and recovers by itself', async () => {
     for (const variable of ['REDIS_URL', 'DATABASE_URL'] as const) {
-      const target = new URL(api.config[variable === 'REDIS_URL' ? 'redisUrl' : 'databaseUrl']);
-      const proxy = await new TcpProxy(Number(target.port)).start();
-      const broken = await startApi({ [variable]: proxy.urlFor(target.toString()) });
+      const proxy = await TcpProxy.inFrontOf(api.config[variable === 'REDIS_URL' ? 'redisUrl' : 'databaseUrl']);
+      const broken = await startApi({ [variable]: proxy.url });
       const anon = new HttpClient(broken.url);
       try {
         // Just started: its clients may still be connecting through the proxy.

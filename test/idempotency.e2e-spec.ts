@@ -183,9 +183,8 @@ describe('Idempotency-Key on creating POSTs', () => {
   });
 
   it('keeps no 5xx: after a 503 the same key does the work', async () => {
-    const target = new URL(api.config.databaseUrl);
-    const proxy = await new TcpProxy(Number(target.port)).start();
-    const api2 = await startApi({ DATABASE_URL: proxy.urlFor(target.toString()) });
+    const proxy = await TcpProxy.inFrontOf(api.config.databaseUrl);
+    const api2 = await startApi({ DATABASE_URL: proxy.url });
     try {
       const client = new HttpClient(api2.url, http.defaultKey);
       expect((await client.get('/v1/account')).status).toBe(200); // caches the key

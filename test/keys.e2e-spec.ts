@@ -164,8 +164,8 @@ describe('API keys, scopes and tenancy', () => {
     });
 
     it('an instance whose invalidation connection goes silent (no close) stops trusting its cache within ~2 s', async () => {
-      const proxy = await new TcpProxy(Number(new URL(api.config.redisUrl).port || 6379)).start();
-      const api3 = await startApi({ REDIS_URL: proxy.urlFor(api.config.redisUrl) });
+      const proxy = await TcpProxy.inFrontOf(api.config.redisUrl);
+      const api3 = await startApi({ REDIS_URL: proxy.url });
       try {
         const key = keep((await a.post('/v1/keys', { name: 'silent partition' })).body);
         const onApi3 = new HttpClient(api3.url, key.secret);
@@ -364,12 +364,10 @@ describe('API keys, scopes and tenancy', () => {
     });
 
     it('prints its own error and nothing else while Redis is down (no library stack traces)', async () => {
-      const down = await new TcpProxy(Number(new URL(api.config.redisUrl).port || 6379)).start();
+      const down = await TcpProxy.inFrontOf(api.config.redisUrl);
       await down.stop(); // its port now refuses connections
       const args = ['--account', String(account.accountId), '--plan', 'enterprise', '--limit-minute', '0'];
-      await expect(
-        cliWithEnv({ REDIS_URL: down.urlFor(api.config.redisUrl) }, 'account:set-plan', ...args),
-      ).rejects.toMatchObject({
+      await expect(cliWithEnv({ REDIS_URL: down.url }, 'account:set-plan', ...args)).rejects.toMatchObject({
         code: 1,
         stderr: 'error: limitPerMinute: enterprise accounts need a positive integer limit (at most 2147483647)\n',
       });

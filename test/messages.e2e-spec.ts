@@ -234,9 +234,8 @@ describe('messages: durable queued acceptance and processing', () => {
   it('accepts messages (202, quickly) while Redis is unreachable and processes them once it returns', async () => {
     await worker?.close();
     worker = undefined;
-    const redisUrl = new URL(api.config.redisUrl);
-    const proxy = await new TcpProxy(Number(redisUrl.port)).start();
-    const viaProxy = { REDIS_URL: proxy.urlFor(redisUrl.toString()) };
+    const proxy = await TcpProxy.inFrontOf(api.config.redisUrl);
+    const viaProxy = { REDIS_URL: proxy.url };
     const api2 = await startApi(viaProxy);
     const worker2 = await startWorker({ ...viaProxy, ...FAST_RECOVERY });
     try {

@@ -12,7 +12,7 @@ describe('queues: connections', () => {
   // 'error' event.
   it('a producer closed during its Redis handshake lets the handshake finish, then shuts down cleanly', async () => {
     const redisUrl = loadConfig(process.env).redisUrl;
-    const slowRedis = await new TcpProxy(Number(new URL(redisUrl).port || 6379)).start();
+    const slowRedis = await TcpProxy.inFrontOf(redisUrl);
     slowRedis.replyDelayMs = 100;
     // Each connection's handshake ends with INFO (ioredis' ready check, then BullMQ's version check).
     let infos = 0;
@@ -20,7 +20,7 @@ describe('queues: connections', () => {
     try {
       const app = await Test.createTestingModule({ imports: [ConfigModule, QueuesModule.register('producer')] })
         .overrideProvider(AppConfig)
-        .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.urlFor(redisUrl) }))
+        .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.url }))
         .compile();
       await app.init();
       const queues = Object.values(QueueName).map((name) => app.get<Queue>(getQueueToken(name)));

@@ -240,9 +240,8 @@ describe('per-plan rate limiting', () => {
       }
 
       // 503: Postgres unreachable, for a cached key and for one that needs a lookup.
-      const db = new URL(api.config.databaseUrl);
-      const proxy = await new TcpProxy(Number(db.port)).start();
-      const broken = await startApi({ DATABASE_URL: proxy.urlFor(db.toString()) });
+      const proxy = await TcpProxy.inFrontOf(api.config.databaseUrl);
+      const broken = await startApi({ DATABASE_URL: proxy.url });
       try {
         const onBroken = new HttpClient(broken.url, apiKey);
         await broken.app.get(AccountsService).get(accountId); // the pool works through the proxy
@@ -405,11 +404,10 @@ describe('per-plan rate limiting', () => {
 
   describe('Redis unreachable', () => {
     it('keeps answering with a per-process fallback, logs once per outage, exposes a metric, and returns to Redis by itself', async () => {
-      const redisUrl = new URL(api.config.redisUrl);
-      const proxy = await new TcpProxy(Number(redisUrl.port)).start();
+      const proxy = await TcpProxy.inFrontOf(api.config.redisUrl);
       const fallbackClock = new TestClock();
       fallbackClock.set(freshMinute());
-      const degraded = await startApi({ REDIS_URL: proxy.urlFor(redisUrl.toString()) }, { clock: fallbackClock });
+      const degraded = await startApi({ REDIS_URL: proxy.url }, { clock: fallbackClock });
       const logFile = degraded.config.logFile as string;
       const logFrom = (await stat(logFile)).size;
       const logSince = async () => (await readFile(logFile, 'utf8')).slice(logFrom);

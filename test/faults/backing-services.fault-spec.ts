@@ -33,9 +33,9 @@ describe('faults: backing services go away under load', () => {
   let db: Client;
 
   beforeAll(async () => {
-    pg = await new TcpProxy(Number(new URL(databaseUrl).port)).start();
-    redis = await new TcpProxy(Number(new URL(redisUrl).port)).start();
-    const env = { DATABASE_URL: pg.urlFor(databaseUrl), REDIS_URL: redis.urlFor(redisUrl) };
+    pg = await TcpProxy.inFrontOf(databaseUrl);
+    redis = await TcpProxy.inFrontOf(redisUrl);
+    const env = { DATABASE_URL: pg.url, REDIS_URL: redis.url };
     [api, worker] = await Promise.all([ServiceProcess.start('api', env), ServiceProcess.start('worker', env)]);
     ({ apiKey, accountId } = await createAccount(databaseUrl, 'faults backing services'));
     db = new Client({ connectionString: databaseUrl });

@@ -20,15 +20,17 @@ export class TcpProxy {
   /** Sees what the clients send, for a test that must act at a given step of a protocol. */
   onClientData?: (chunk: Buffer) => void;
 
-  constructor(
-    private readonly targetPort: number,
-    private readonly targetHost = '127.0.0.1',
-  ) {}
+  private constructor(private readonly target: URL) {}
+
+  /** A started proxy in front of the service at `serviceUrl` (postgres:// or redis://). */
+  static inFrontOf(serviceUrl: string): Promise<TcpProxy> {
+    return new TcpProxy(new URL(serviceUrl)).start();
+  }
 
   async start(port = this.port): Promise<this> {
     // Half-open sockets, as on a real link: the server still answers a client that is closing.
     this.server = createServer({ allowHalfOpen: true }, (client) => {
-      const upstream = connect(this.targetPort, this.targetHost);
+      const upstream = connect(Number(this.target.port), this.target.hostname);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
@@ -64,8 +66,9 @@ export class TcpProxy {
     return this.start(this.port);
   }
 
-  urlFor(url: string): string {
-    const u = new URL(url);
+  /** The service's URL through this proxy, for the app under test. */
+  get url(): string {
+    const u = new URL(this.target);
     u.hostname = '127.0.0.1';
     u.port = String(this.port);
     return u.toString();
