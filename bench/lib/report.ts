@@ -56,6 +56,7 @@ const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
 const ratio = (a: number, b: number) => n2(a / b);
+const failedInAll = (rounds: Measurement[]) => n0(rounds.reduce((sum, m) => sum + m.failures, 0));
 const paired = (r: PairedRatio) => `${n2(r.median)} (${n2(r.min)}–${n2(r.max)})`;
 
 function table(head: string[], rows: string[][]): string {
@@ -136,7 +137,7 @@ export function renderReport(
           paired(pairedRatio(g[k], g.none, 'rps')),
           n0(mid.cpuUsPerReq),
           paired(pairedRatio(g[k], g.none, 'cpu')),
-          n0(g[k].reduce((sum, m) => sum + m.failures, 0)),
+          failedInAll(g[k]),
         ];
       }),
     ),
@@ -166,7 +167,7 @@ export function renderReport(
             n1(mid.p50),
             n1(mid.p99),
             n0(mid.cpuUsPerReq),
-            n0(v[k].reduce((sum, m) => sum + m.failures, 0)),
+            failedInAll(v[k]),
           ];
         }),
       ),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getQueueToken } from '@nestjs/bullmq';
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
@@ -28,12 +29,10 @@ export class QueueHandshake implements BeforeApplicationShutdown {
     const queues = Object.values(QueueName).map((name) =>
       this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
     );
-    let timer: NodeJS.Timeout | undefined;
     const connected = await Promise.race([
       Promise.allSettled(queues.map((q) => q.waitUntilReady())),
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HANDSHAKE_WAIT_MS))),
+      sleep(HANDSHAKE_WAIT_MS, undefined, { ref: false }),
     ]);
-    clearTimeout(timer);
     for (const c of connected ?? []) {
       // With an offline queue, ioredis answers QUIT itself on a connection that is down.
       if (c.status === 'fulfilled' && c.value.status !== 'ready') c.value.options.enableOfflineQueue = true;
