@@ -1,8 +1,69 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layering (docs/internals/architecture.md), enforced: which @app libraries each library may
+ * import. Platform libraries know no feature; events (the unit of work and the event log) is the
+ * one every feature builds on; features import each other only along these edges; apps import
+ * libraries, never another app; nobody reaches into a package's internal paths.
+ */
+const PLATFORM = ['config', 'errors', 'redis', 'database', 'observability', 'jobs'];
+const LIBRARY_DEPENDENCIES = {
+  config: [],
+  errors: [],
+  redis: ['config'],
+  database: ['config', 'errors'],
+  observability: ['config', 'errors', 'redis', 'database'],
+  jobs: ['config', 'errors', 'redis', 'database', 'observability'],
+  events: PLATFORM,
+  access: [...PLATFORM, 'events'],
+  catalog: [...PLATFORM, 'events'],
+  messages: [...PLATFORM, 'events'],
+  store: [...PLATFORM, 'events', 'catalog'],
+  webhooks: [...PLATFORM, 'events', 'access'],
+};
+const APPS = ['api', 'worker', 'cli'];
+const NULLABLE_OPTIONAL = {
+  name: 'class-validator',
+  importNames: ['IsOptional'],
+  message: "Use IsOptional from @app/errors: class-validator's lets null through non-nullable fields.",
+};
+const INTERNAL_PATHS = {
+  group: ['typeorm/*', 'bullmq/*', 'ioredis/*', 'pg/*', '@nestjs/*/dist/*', '**/dist/**'],
+  message: "A package's internal path: use its public entry point (wrap what it lacks in one small module).",
+};
+const importRule = (...patterns) => ['error', { paths: [NULLABLE_OPTIONAL], patterns: [INTERNAL_PATHS, ...patterns] }];
+const layering = [
+  ...Object.entries(LIBRARY_DEPENDENCIES).map(([lib, allowed]) => ({
+    files: [`libs/${lib}/src/**/*.ts`],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': importRule({
+        group: [
+          ...Object.keys(LIBRARY_DEPENDENCIES)
+            .filter((other) => other !== lib && !allowed.includes(other))
+            .map((other) => `@app/${other}`),
+          '**/apps/**',
+          '../../*',
+        ],
+        message: `libs/${lib} may import only @app/${allowed.join(', @app/') || '(none)'} (eslint.config.mjs, docs/internals/architecture.md).`,
+      }),
+    },
+  })),
+  ...APPS.map((app) => ({
+    files: [`apps/${app}/src/**/*.ts`],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': importRule({
+        group: APPS.filter((other) => other !== app).flatMap((other) => [`**/apps/${other}/**`, `**/${other}/src/**`]),
+        message: `apps/${app} is transport only: it imports libraries, never another app.`,
+      }),
+    },
+  })),
+];
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'test/generated/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'packages/client/src/generated/**', 'packages/client/dist/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,8 +78,10 @@ export default tseslint.config(
         'error',
         { object: 'process', property: 'env', message: 'Read configuration through AppConfig (libs/config).' },
       ],
+      'no-restricted-imports': importRule(),
     },
   },
+  ...layering,
   {
     files: ['libs/config/src/config.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },

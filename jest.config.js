@@ -1,7 +1,13 @@
-/** Unit specs sit beside the code; e2e specs under test/ boot the real apps on real Postgres and Redis. */
+/**
+ * Unit specs sit beside the code; service specs (test/service) run feature modules on the real
+ * Postgres and Redis without HTTP or the worker runtime; e2e specs under test/ boot the real apps.
+ */
 // ts-jest transpiles only (isolatedModules): types are checked once by `tsc --noEmit`.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }];
-const moduleNameMapper = { '^@app/(.*)$': '<rootDir>/libs/$1/src' };
+const moduleNameMapper = {
+  '^@app/(.*)$': '<rootDir>/libs/$1/src',
+  '^@petstore/client$': '<rootDir>/packages/client/src',
+};
 const common = { rootDir: __dirname, transform: { '^.+\\.ts$': tsJest }, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
@@ -11,6 +17,13 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'service',
+      testMatch: ['<rootDir>/test/service/**/*.service-spec.ts'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      setupFiles: ['<rootDir>/test/setup/env.ts'],
     },
     {
       ...common,

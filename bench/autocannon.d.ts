@@ -14,6 +14,8 @@ declare module 'autocannon' {
       connections?: number;
       duration?: number;
       amount?: number;
+      /** Requests per second across all connections (a steady offered load). */
+      overallRate?: number;
       pipelining?: number;
       timeout?: number;
       method?: string;

@@ -6,6 +6,7 @@
 // requests, then counts exactly COUNTED. System calls are not counted: judge changes that save
 // writes or syscalls with `npm run bench` instead.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'info',
   DEMO_SEED: 'false',
   PORT: String(PORT),
+  // Production refuses to start without a webhook secret key.
+  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
 };
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-instructions-'));
 const log = (msg: string) => process.stderr.write(`[instructions] ${msg}\n`);

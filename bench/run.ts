@@ -1,7 +1,12 @@
 // `npm run bench`: baselines and the service's hot paths, measured in one run on this machine.
 // Flags: --quick (short durations, smaller queues: a smoke run), --record (also write
 // bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
-// --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL).
+// --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL),
+// --only tracing (just the tracing-cost section: GET /v1/pets/{id} with tracing off and on),
+// --only pipeline (just the message pipeline: intake against drain, CPU per message, lag).
+// --against <checkout> (just this build against another checkout's build, paired rounds on the same
+// stores: GET /v1/pets/{id}, GET /v1/pets?limit=20, POST /v1/messages; build the other with
+// `node scripts/ensure-build.mjs` in it first).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
@@ -14,7 +19,15 @@ import { loadConfig } from '@app/config';
 import { measure, Measurement, send, Target } from './lib/load';
 import { pairedRounds } from './lib/paired';
 import { HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
-import { createAccount, DATABASE_URL, flushRedis, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import {
+  BenchStoreRefused,
+  createAccount,
+  DATABASE_URL,
+  flushRedis,
+  freshStores,
+  REDIS_URL,
+  seedPets,
+} from './lib/setup';
 import {
   Report,
   renderReport,
@@ -24,8 +37,14 @@ import {
   ContentionRows,
   MessagesRows,
   SoakRows,
+  TracingRounds,
   WebhookRows,
+  renderTracing,
+  AgainstRows,
+  renderAgainst,
 } from './lib/report';
+import { OtlpReceiver } from '../test/support/otlp-receiver';
+import { drainRate, pipeline, renderPipeline } from './lib/pipeline';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -52,6 +71,10 @@ const RECORD = flag('--record');
 const SOAK = !flag('--no-soak');
 const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
+const ONLY = option('--only', '');
+const AGAINST = option('--against', '');
+if (ONLY && !['tracing', 'pipeline'].includes(ONLY))
+  throw new Error(`--only ${ONLY}: the sections that run alone are tracing and pipeline`);
 const CONNECTIONS = 50;
 const T = {
   warmupS: QUICK ? 1 : 3,
@@ -69,6 +92,8 @@ const PAIRED = {
   durationS: QUICK ? 2 : 4,
 };
 const DEEP_ROW = Math.floor(T.catalogPets * 0.9);
+/** OTEL_TRACES_SAMPLER_ARG of the third API in the tracing section. */
+const TRACING_SAMPLED = 0.1;
 
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -89,16 +114,22 @@ const baseEnv: Record<string, string> = {
   LOG_LEVEL,
   DEMO_SEED: 'false',
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+  // Production refuses to start without a key; a fresh one per run (the bench's webhooks die with it).
+  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
   // The sweep would re-enqueue the orders whose jobs the bench drops between phases.
   SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
 };
 
-async function startApi(): Promise<{ proc: Proc; url: string }> {
+async function startApi(
+  name = 'api',
+  env: Record<string, string> = {},
+  checkout = '.',
+): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const proc = startNode(
-    'api',
-    ['dist/apps/api/main.js'],
-    { ...baseEnv, PORT: String(port), LOG_FILE: join(tmp, 'api.log') },
+    name,
+    [join(checkout, 'dist/apps/api/main.js')],
+    { ...baseEnv, ...env, PORT: String(port), LOG_FILE: join(tmp, `${name}.log`) },
     tmp,
   );
   const url = `http://127.0.0.1:${port}`;
@@ -137,23 +168,6 @@ function rotating<T>(items: T[]): () => T {
 
 async function run(target: Target, pid: number | undefined, durationS = T.durationS): Promise<Measurement> {
   return measure(target, { connections: CONNECTIONS, warmupS: T.warmupS, durationS, pid });
-}
-
-/** Polls `count()` until it reaches 0; the rate counts from the first poll that saw work done. */
-async function drainRate(count: () => Promise<number>, total: number): Promise<{ perS: number; seconds: number }> {
-  let start: { t: number; left: number } | undefined;
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const left = await count();
-    const t = performance.now();
-    if (!start && left < total) start = { t, left };
-    if (left === 0 && start) {
-      const seconds = (t - start.t) / 1000;
-      return { perS: seconds > 0 ? start.left / seconds : NaN, seconds };
-    }
-    if (Date.now() > deadline) throw new Error(`drain stalled with ${left} left`);
-    await sleep(50);
-  }
 }
 
 /** Plain Postgres: the message row and its outbox row in one transaction, from `connections` loops. */
@@ -207,6 +221,73 @@ function webhookReceiver(): Promise<{ server: Server; url: string; times: number
   );
 }
 
+/**
+ * GET /v1/pets/{id} on `api` (tracing off) against a second API exporting every trace to a
+ * local OTLP sink and a third exporting a sample, in paired rounds.
+ */
+async function tracingCost(api: { proc: Proc; url: string }, get: (url: string) => Target): Promise<TracingRounds> {
+  const sink = await new OtlpReceiver(false).start();
+  const traced = await startApi('api-traced', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+  const sampledSink = await new OtlpReceiver(false).start();
+  const sampled = await startApi('api-sampled', {
+    OTEL_EXPORTER_OTLP_ENDPOINT: sampledSink.url,
+    OTEL_TRACES_SAMPLER_ARG: String(TRACING_SAMPLED),
+  });
+  log(`measuring tracing off, on and sampled (GET /v1/pets/{id}): ${PAIRED.rounds} paired rounds`);
+  const rounds = await pairedRounds(
+    [
+      { key: 'off', target: get(api.url), pid: api.proc.pid },
+      { key: 'on', target: get(traced.url), pid: traced.proc.pid },
+      { key: 'sampled', target: get(sampled.url), pid: sampled.proc.pid },
+    ],
+    PAIRED,
+    log,
+  );
+  // Stopping flushes the spans still buffered.
+  await Promise.all([sampled.proc.stop(), traced.proc.stop()]);
+  await Promise.all([sink.close(), sampledSink.close()]);
+  return {
+    rounds,
+    sampledRatio: TRACING_SAMPLED,
+    spans: sink.received,
+    requests: rounds.on.reduce((n, m) => n + m.total, 0),
+  };
+}
+
+/** This build's API against `AGAINST`'s, on the same stores, in paired rounds per row. */
+async function againstBuild(getPetOn: (url: string) => Target, apiKey: string): Promise<AgainstRows> {
+  const ours = await startApi('api-this');
+  const theirs = await startApi('api-other', {}, AGAINST);
+  const rows: AgainstRows = [];
+  const targets: [string, (url: string) => Target][] = [
+    ['GET /v1/pets/{id}', getPetOn],
+    ['GET /v1/pets?limit=20', (url) => ({ url: `${url}/v1/pets?limit=20`, headers: bearer(apiKey) })],
+    [
+      'POST /v1/messages',
+      (url) => ({
+        url: `${url}/v1/messages`,
+        method: 'POST',
+        headers: json(apiKey),
+        body: JSON.stringify({ message: 'hello from the bench' }),
+      }),
+    ],
+  ];
+  for (const [row, target] of targets) {
+    log(`measuring ${row}, this build against ${AGAINST}: ${PAIRED.rounds} paired rounds`);
+    const rounds = await pairedRounds(
+      [
+        { key: 'this', target: target(ours.url), pid: ours.proc.pid },
+        { key: 'other', target: target(theirs.url), pid: theirs.proc.pid },
+      ],
+      PAIRED,
+      log,
+    );
+    rows.push({ row, rounds });
+  }
+  await Promise.all([ours.proc.stop(), theirs.proc.stop()]);
+  return rows;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   log(`temp dir ${tmp}; taskset ${HAS_TASKSET ? 'yes' : 'no'}; ${QUICK ? 'quick' : 'full'} run`);
@@ -219,6 +300,60 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: DATABASE_URL, max: Number(POOL) });
   const spread = await seedPets(pool, main.accountId, 1_000, 1_000_000);
   const [hot] = await seedPets(pool, main.accountId, 1, 1_000_000_000);
+  const getPetOn = (url: string): Target => {
+    const next = rotating(spread);
+    return {
+      url: `${url}/v1/pets/${spread[0]}`,
+      headers: bearer(main.apiKey),
+      next: () => ({ path: `/v1/pets/${next()}` }),
+    };
+  };
+  if (AGAINST) {
+    const md = renderAgainst(AGAINST, await againstBuild(getPetOn, main.apiKey));
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
+  if (ONLY === 'tracing') {
+    const api = await startApi();
+    const md = renderTracing(await tracingCost(api, getPetOn));
+    await api.proc.stop();
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
+  const pipelineRun = async () => {
+    const account = createAccount('bench-pipeline', cliEnv);
+    const pets = rotating(await seedPets(pool, account.accountId, 1_000, 1_000_000_000));
+    return pipeline({
+      pool,
+      accountId: account.accountId,
+      post: (url) => ({
+        url: `${url}/v1/messages`,
+        method: 'POST',
+        headers: json(account.apiKey),
+        body: JSON.stringify({ message: 'hello from the bench' }),
+      }),
+      order: (url) => ({
+        url: `${url}/v1/store/orders`,
+        method: 'POST',
+        headers: json(account.apiKey),
+        next: () => ({ body: JSON.stringify({ petId: pets(), quantity: 1 }) }),
+      }),
+      startApi: () => startApi('api-pipeline'),
+      startWorker,
+      log,
+      durationS: T.durationS,
+      lagRates: [500, 1_000, 2_000],
+      lagS: QUICK ? 3 : 10,
+    });
+  };
+  if (ONLY === 'pipeline') {
+    const md = renderPipeline(await pipelineRun());
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   log(`seeding ${T.catalogPets} pets in one account`);
   const deep = await seedPets(pool, catalog.accountId, T.catalogPets, 1);
   const report: Report = {
@@ -302,6 +437,7 @@ async function main(): Promise<void> {
     log,
   );
   await baselineB.proc.stop();
+  const tracing = await tracingCost(api, getPetOn);
   await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
   const messagesApi = hasMessages
     ? await row('POST /v1/messages', {
@@ -450,12 +586,14 @@ async function main(): Promise<void> {
     perS: ts.length > 1 ? (ts.length - 1) / ((ts[ts.length - 1] - ts[0]) / 1000) : NaN,
   };
   await api.proc.stop();
+  const pipelineRows = await pipelineRun();
 
   await pool.end();
 
-  const md = renderReport(report, {
+  const reportMd = renderReport(report, {
     gate,
     getVsBaseline,
+    tracing,
     catalog: catalogRows,
     contention,
     messages,
@@ -463,6 +601,7 @@ async function main(): Promise<void> {
     webhooks,
     soak,
   });
+  const md = `${reportMd}\n\n${renderPipeline(pipelineRows)}\n`;
   process.stdout.write(`\n${md}\n`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', md);
@@ -481,7 +620,8 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: Error) => {
-    process.stderr.write(`bench failed: ${err.stack ?? err.message}\nlogs in ${tmp}\n`);
+    const detail = err instanceof BenchStoreRefused ? err.message : (err.stack ?? err.message);
+    process.stderr.write(`bench failed: ${detail}\nlogs in ${tmp}\n`);
     process.exit(1);
   },
 );

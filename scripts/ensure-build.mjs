@@ -1,7 +1,7 @@
 // Builds the three apps when dist/ is missing or older than the sources, so a fresh clone
 // needs only `npm ci && npm start`.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
 const outputs = ['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`);
@@ -19,4 +19,7 @@ const built = outputs.every(existsSync) ? Math.min(...outputs.map((o) => statSyn
 if (built < Math.max(newest('apps'), newest('libs'))) {
   process.stderr.write('building (dist/ is missing or stale)...\n');
   execSync('npm run build', { stdio: ['ignore', 'inherit', 'inherit'] });
+  // webpack leaves an unchanged output file alone (old mtime), which would look stale forever.
+  const now = new Date();
+  for (const o of outputs) utimesSync(o, now, now);
 }

@@ -1,5 +1,5 @@
 // `node scripts/openapi.mjs json|types|check`: writes openapi.json (from the code), writes
-// test/generated/openapi.d.ts (openapi-typescript, from openapi.json), or fails when either
+// packages/client/src/generated/openapi.ts (openapi-typescript, from openapi.json), or fails when either
 // committed file differs from what the code produces now.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -8,7 +8,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 
 const DOC = 'openapi.json';
-const TYPES = 'test/generated/openapi.d.ts';
+const TYPES = 'packages/client/src/generated/openapi.ts';
 
 function documentFromCode() {
   return execFileSync(

@@ -2,11 +2,7 @@ import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient, HttpResponse } from './support/http';
-
-function expectError(res: { status: number; body: any }, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.body).toEqual(expect.objectContaining({ status, message: expect.any(String) }));
-}
+import { expectErrorBody } from './support/expect-error';
 
 /** A clock the test can move, to cross the sunset of GET /pets/{petId} without waiting. */
 class MovableClock extends Clock {
@@ -80,7 +76,7 @@ describe('catalog: categories and pets', () => {
       expect(listed.body).toEqual(expect.arrayContaining([created.body]));
 
       const stale = await http.patch(`/v1/categories/${id}`, { name: 'x' }, { headers: { 'If-Match': '"stale"' } });
-      expectError(stale, 412, 'precondition_failed');
+      expectErrorBody(stale, 412, 'precondition_failed');
       const patched = await http.patch(
         `/v1/categories/${id}`,
         { name: 'Hounds', description: null },
@@ -91,21 +87,21 @@ describe('catalog: categories and pets', () => {
       expect(patched.headers.get('etag')).not.toBe(etag);
       expect((await http.get(`/v1/categories/${id}`, { headers: { 'If-None-Match': etag! } })).status).toBe(200);
 
-      expectError(
+      expectErrorBody(
         await http.delete(`/v1/categories/${id}`, { headers: { 'If-Match': etag! } }),
         412,
         'precondition_failed',
       );
       expect((await http.delete(`/v1/categories/${id}`)).status).toBe(204);
-      expectError(await http.get(`/v1/categories/${id}`), 404, 'not_found');
-      expectError(await http.delete(`/v1/categories/${id}`), 404, 'not_found');
+      expectErrorBody(await http.get(`/v1/categories/${id}`), 404, 'not_found');
+      expectErrorBody(await http.delete(`/v1/categories/${id}`), 404, 'not_found');
     });
 
     it('refuses a duplicate name in any case (409 category_exists), on create and on rename', async () => {
       await category('Cats');
-      expectError(await http.post('/v1/categories', { name: 'cATS' }), 409, 'category_exists');
+      expectErrorBody(await http.post('/v1/categories', { name: 'cATS' }), 409, 'category_exists');
       const birds = await category('Birds');
-      expectError(await http.patch(`/v1/categories/${birds}`, { name: 'CATS' }), 409, 'category_exists');
+      expectErrorBody(await http.patch(`/v1/categories/${birds}`, { name: 'CATS' }), 409, 'category_exists');
       // Per account: another account may use the name.
       expect((await other.post('/v1/categories', { name: 'Cats' })).status).toBe(201);
     });
@@ -113,20 +109,20 @@ describe('catalog: categories and pets', () => {
     it('refuses to delete a category pets use (409 category_in_use)', async () => {
       const fish = await category('Fish');
       const p = await pet('Nemo', fish);
-      expectError(await http.delete(`/v1/categories/${fish}`), 409, 'category_in_use');
+      expectErrorBody(await http.delete(`/v1/categories/${fish}`), 409, 'category_in_use');
       expect((await http.delete(`/v1/pets/${p.id}`)).status).toBe(204);
       expect((await http.delete(`/v1/categories/${fish}`)).status).toBe(204);
     });
 
     it('validates bodies (validation_failed) and parameters (invalid_parameter)', async () => {
       const res = await http.post('/v1/categories', { name: '', description: 5 });
-      expectError(res, 400, 'validation_failed');
+      expectErrorBody(res, 400, 'validation_failed');
       expect([...new Set(res.body.details.map((d: { field: string }) => d.field))].sort()).toEqual([
         'description',
         'name',
       ]);
-      expectError(await http.get('/v1/categories?limit=0'), 400, 'invalid_parameter');
-      expectError(await http.get('/v1/categories/abc'), 400, 'invalid_parameter');
+      expectErrorBody(await http.get('/v1/categories?limit=0'), 400, 'invalid_parameter');
+      expectErrorBody(await http.get('/v1/categories/abc'), 400, 'invalid_parameter');
     });
   });
 
@@ -151,7 +147,7 @@ describe('catalog: categories and pets', () => {
       );
 
       const pending = await http.post('/v1/pets', { name: 'P', categoryId: dogs, status: 'pending' });
-      expectError(pending, 400, 'validation_failed');
+      expectErrorBody(pending, 400, 'validation_failed');
       expect(pending.body.details).toEqual([{ field: 'status', message: expect.stringContaining('pending') }]);
     });
 
@@ -159,14 +155,14 @@ describe('catalog: categories and pets', () => {
       const foreign = await category('Foreign', other);
       for (const categoryId of [foreign, 999_999_999]) {
         const res = await http.post('/v1/pets', { name: 'Stray', categoryId });
-        expectError(res, 400, 'validation_failed');
+        expectErrorBody(res, 400, 'validation_failed');
         expect(res.body.details).toEqual([{ field: 'categoryId', message: expect.any(String) }]);
       }
       const p = await pet('Homed', dogs);
       const moved = await http.patch(`/v1/pets/${p.id}`, { categoryId: foreign });
-      expectError(moved, 400, 'validation_failed');
+      expectErrorBody(moved, 400, 'validation_failed');
       expect(moved.body.details[0].field).toBe('categoryId');
-      expectError(await http.post('/v1/pets', { categoryId: dogs }), 400, 'validation_failed');
+      expectErrorBody(await http.post('/v1/pets', { categoryId: dogs }), 400, 'validation_failed');
     });
 
     it('updates name, category and status (a status sets the stock it implies) and deletes', async () => {
@@ -180,11 +176,11 @@ describe('catalog: categories and pets', () => {
       const back = await http.patch(`/v1/pets/${p.id}`, { status: 'available' });
       expect(back.body.status).toBe('available');
       expect((await http.get(`/v1/store/inventory/${p.id}`)).body.quantity).toBe(1);
-      expectError(await http.patch(`/v1/pets/${p.id}`, { status: 'pending' }), 400, 'validation_failed');
-      expectError(await http.patch(`/v1/pets/${p.id}`, { name: '' }), 400, 'validation_failed');
+      expectErrorBody(await http.patch(`/v1/pets/${p.id}`, { status: 'pending' }), 400, 'validation_failed');
+      expectErrorBody(await http.patch(`/v1/pets/${p.id}`, { name: '' }), 400, 'validation_failed');
       expect((await http.delete(`/v1/pets/${p.id}`)).status).toBe(204);
-      expectError(await http.get(`/v1/pets/${p.id}`), 404, 'not_found');
-      expectError(await http.patch(`/v1/pets/${p.id}`, { name: 'ghost' }), 404, 'not_found');
+      expectErrorBody(await http.get(`/v1/pets/${p.id}`), 404, 'not_found');
+      expectErrorBody(await http.patch(`/v1/pets/${p.id}`, { name: 'ghost' }), 404, 'not_found');
     });
 
     it('refuses to delete a pet with open orders (409 pet_has_open_orders)', async () => {
@@ -192,7 +188,7 @@ describe('catalog: categories and pets', () => {
       const shipDate = new Date(Date.now() + 3600_000).toISOString();
       const order = await http.post('/v1/store/orders', { petId: p.id, shipDate });
       expect(order.status).toBe(201);
-      expectError(await http.delete(`/v1/pets/${p.id}`), 409, 'pet_has_open_orders');
+      expectErrorBody(await http.delete(`/v1/pets/${p.id}`), 409, 'pet_has_open_orders');
       expect((await http.delete(`/v1/store/orders/${order.body.id}`)).status).toBe(204);
       expect((await http.delete(`/v1/pets/${p.id}`)).status).toBe(204);
     });
@@ -212,14 +208,14 @@ describe('catalog: categories and pets', () => {
       expect(patched.status).toBe(200);
       const newTag = patched.headers.get('etag')!;
       expect(newTag).not.toBe(etag);
-      expectError(
+      expectErrorBody(
         await http.patch(`/v1/pets/${p.id}`, { name: 'lost update' }, { headers: { 'If-Match': etag } }),
         412,
         'precondition_failed',
       );
       expect((await http.get(`/v1/pets/${p.id}`)).body.name).toBe('Etag 2');
       expect((await http.get(`/v1/pets/${p.id}`, { headers: { 'If-None-Match': etag } })).status).toBe(200);
-      expectError(await http.delete(`/v1/pets/${p.id}`, { headers: { 'If-Match': etag } }), 412, 'precondition_failed');
+      expectErrorBody(await http.delete(`/v1/pets/${p.id}`, { headers: { 'If-Match': etag } }), 412, 'precondition_failed');
       expect((await http.delete(`/v1/pets/${p.id}`, { headers: { 'If-Match': newTag } })).status).toBe(204);
     });
 
@@ -245,7 +241,7 @@ describe('catalog: categories and pets', () => {
       clock.offsetMs = api.config.petGetSunsetAt.getTime() - Date.now() + 1000;
       try {
         const gone = await http.get(`/v1/pets/${p.id}`);
-        expectError(gone, 410, 'endpoint_sunset');
+        expectErrorBody(gone, 410, 'endpoint_sunset');
         expect(gone.headers.get('sunset')).toBe('Wed, 30 Jun 2027 00:00:00 GMT');
         expect((await http.get(`/v1/pets?ids=${p.id}`)).status).toBe(200);
       } finally {
@@ -353,7 +349,7 @@ describe('catalog: categories and pets', () => {
           code: 'invalid_parameter',
         });
       }
-      expectError(await account.get('/v1/pets/0'), 400, 'invalid_parameter');
+      expectErrorBody(await account.get('/v1/pets/0'), 400, 'invalid_parameter');
     });
   });
 
@@ -369,7 +365,7 @@ describe('catalog: categories and pets', () => {
         await other.patch(`/v1/categories/${cat}`, { name: 'stolen' }),
         await other.delete(`/v1/categories/${cat}`),
       ]) {
-        expectError(res, 404, 'not_found');
+        expectErrorBody(res, 404, 'not_found');
       }
       expect((await other.get(`/v1/pets?ids=${p.id}`)).body).toEqual([]);
       expect((await other.get('/v1/pets?limit=100')).body.map((x: any) => x.id)).not.toContain(p.id);

@@ -56,4 +56,39 @@ describe('contract findings', () => {
       await proxy.stop();
     }
   });
+
+  it('refuses null for an optional field the document does not let be null (400 validation_failed)', async () => {
+    const { body: category } = await http.post('/v1/categories', { name: `nullable-${Date.now()}`, description: 'd' });
+    const res = await http.patch(`/v1/categories/${category.id}`, { name: null });
+    expect([res.status, res.body.code]).toEqual([400, 'validation_failed']);
+    expect(res.body.details).toEqual(expect.arrayContaining([{ field: 'name', message: 'name must not be null' }]));
+  });
+
+  it('takes null where the document says nullable (a category description is removed)', async () => {
+    const { body: category } = await http.post('/v1/categories', { name: `cleared-${Date.now()}`, description: 'd' });
+    const res = await http.patch(`/v1/categories/${category.id}`, { description: null });
+    expect(res.status).toBe(200);
+    expect(res.body.description).toBeUndefined();
+  });
+
+  it('answers 405 method_not_allowed with Allow for a method a documented path does not list', async () => {
+    const res = await http.put('/v1/keys', { name: 'x' });
+    expect([res.status, res.body.code]).toEqual([405, 'method_not_allowed']);
+    expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
+    expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    const item = await http.post('/v1/pets/1');
+    expect([item.status, item.headers.get('allow')]).toEqual([405, 'GET, DELETE, PATCH, HEAD']);
+  });
+
+  it('still answers 404 not_found for a path the document does not name', async () => {
+    const res = await http.put('/v1/no-such-thing');
+    expect([res.status, res.body.code]).toEqual([404, 'not_found']);
+  });
+
+  it('answers result: null for a queued message, which the document admits', async () => {
+    const { body: accepted } = await http.post('/v1/messages', { message: 'not processed: no worker here' });
+    // HttpClient's contract check (OAS 3.0.3 nullable read strictly) fails this call if null is not admitted.
+    const res = await http.get(`/v1/messages/${accepted.id}`);
+    expect([res.status, res.body.status, res.body.result]).toEqual([200, 'queued', null]);
+  });
 });

@@ -1,47 +1,26 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import puppeteer, { Browser } from 'puppeteer-core';
+import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { HttpClient } from './support/http';
 import { RunningApi, startApi } from './support/test-apps';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(__dirname, 'artifacts');
 
 /** /docs rendered by a real browser (Debian's Chromium, headless): swagger-ui shows every operation. */
 describe('/docs in a real browser', () => {
   let api: RunningApi;
-  let browser: Browser;
-  let profile: string;
+  let chromium: Chromium;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
     api = await startApi();
-    profile = mkdtempSync(join(tmpdir(), 'petstore-chromium-'));
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        `--user-data-dir=${profile}`,
-      ],
-    });
+    chromium = await launchChromium();
   });
   afterAll(async () => {
-    await browser?.close();
+    await chromium?.close();
     await api?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('renders every operation of the document (method, path, summary) with no page error', async () => {
     const document = (await new HttpClient(api.url).get('/openapi.json')).body;
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     await page.setViewport({ width: 1280, height: 900 });

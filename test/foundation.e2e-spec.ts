@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient, eventually } from './support/http';
-import { TcpProxy } from './support/tcp-proxy';
 import { expectErrorBody, RATE_LIMIT_HEADERS } from './support/expect-error';
 
 const exec = promisify(execFile);
@@ -47,7 +46,7 @@ describe('foundation: error model, request ids, health, documents', () => {
   });
 
   it('answers invalid fields with 400 validation_failed naming each field', async () => {
-    const res = await http.post('/v1/keys', { name: '', scopes: ['admin'], extra: 1 });
+    const res = await http.post('/v1/keys', { name: '', scopes: ['root'], extra: 1 });
     expectErrorBody(res, 400, 'validation_failed');
     const fields = (res.body.details as { field: string }[]).map((d) => d.field).sort();
     expect(fields).toEqual(expect.arrayContaining(['extra', 'name', 'scopes']));
@@ -91,35 +90,6 @@ describe('foundation: error model, request ids, health, documents', () => {
     const docs = await anon.get('/docs');
     expect(docs.status).toBe(200);
     expect(docs.text).toContain('Pet Store API reference');
-  });
-
-  it('reports not ready (503) while Redis or Postgres is unreachable, never hangs, and recovers by itself', async () => {
-    for (const variable of ['REDIS_URL', 'DATABASE_URL'] as const) {
-      const proxy = await TcpProxy.inFrontOf(api.config[variable === 'REDIS_URL' ? 'redisUrl' : 'databaseUrl']);
-      const broken = await startApi({ [variable]: proxy.url });
-      const anon = new HttpClient(broken.url);
-      try {
-        // Just started: its clients may still be connecting through the proxy.
-        await eventually(async () => (await anon.get('/health/ready')).status === 200);
-        await proxy.stop();
-        const started = Date.now();
-        const res = await eventually(async () => {
-          const r = await anon.get('/health/ready');
-          return r.status === 503 ? r : null;
-        });
-        expectErrorBody(res, 503, 'service_unavailable');
-        expect(res.headers.get('retry-after')).toBe('5');
-        expect(res.body.details).toEqual([
-          { field: variable === 'REDIS_URL' ? 'redis' : 'postgres', message: 'unreachable' },
-        ]);
-        expect(Date.now() - started).toBeLessThan(5_000);
-        await proxy.restart();
-        await eventually(async () => (await anon.get('/health/ready')).status === 200, 15_000);
-      } finally {
-        await broken.close();
-        await proxy.stop();
-      }
-    }
   });
 });
 

@@ -4,10 +4,7 @@ import { DataSource } from 'typeorm';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient, HttpResponse, eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
-
-function expectError(res: { status: number; body: any }, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-}
+import { expectErrorBody } from './support/expect-error';
 
 const replayed = (res: HttpResponse) => res.headers.get('idempotent-replayed');
 
@@ -65,8 +62,8 @@ describe('Idempotency-Key on creating POSTs', () => {
   it('answers 422 idempotency_key_reused for the same key with another body or path', async () => {
     const key = randomUUID();
     expect((await postMessage('original', key)).status).toBe(202);
-    expectError(await postMessage('different', key), 422, 'idempotency_key_reused');
-    expectError(
+    expectErrorBody(await postMessage('different', key), 422, 'idempotency_key_reused');
+    expectErrorBody(
       await http.post('/v1/keys', { name: 'x' }, { headers: { 'Idempotency-Key': key } }),
       422,
       'idempotency_key_reused',
@@ -102,8 +99,8 @@ describe('Idempotency-Key on creating POSTs', () => {
         );
         return waiting[0].n;
       });
-      expectError(await postMessage('slow one', key), 409, 'idempotency_key_in_use');
-      expectError(await postMessage('another body', key), 422, 'idempotency_key_reused');
+      expectErrorBody(await postMessage('slow one', key), 409, 'idempotency_key_in_use');
+      expectErrorBody(await postMessage('another body', key), 422, 'idempotency_key_reused');
       await pg.query('COMMIT');
       const done = await first;
       expect(done.status).toBe(202);
@@ -172,7 +169,7 @@ describe('Idempotency-Key on creating POSTs', () => {
 
   it('keeps no 400: a corrected retry may reuse the key', async () => {
     const key = randomUUID();
-    expectError(
+    expectErrorBody(
       await http.post('/v1/messages', { message: '' }, { headers: { 'Idempotency-Key': key } }),
       400,
       'validation_failed',
@@ -190,7 +187,7 @@ describe('Idempotency-Key on creating POSTs', () => {
       expect((await client.get('/v1/account')).status).toBe(200); // caches the key
       await proxy.stop();
       const key = randomUUID();
-      expectError(await postMessage('after an outage', key, client), 503, 'service_unavailable');
+      expectErrorBody(await postMessage('after an outage', key, client), 503, 'service_unavailable');
       await proxy.restart();
       const res = await eventually(async () => {
         const r = await postMessage('after an outage', key, client);
@@ -207,7 +204,7 @@ describe('Idempotency-Key on creating POSTs', () => {
   it('validates the header: 1..255 printable ASCII characters', async () => {
     for (const key of ['k'.repeat(256), 'caf\u00e9', 'tab\there']) {
       const res = await http.post('/v1/messages', { message: 'bad key' }, { headers: { 'Idempotency-Key': key } });
-      expectError(res, 400, 'invalid_parameter');
+      expectErrorBody(res, 400, 'invalid_parameter');
       expect(res.body.details).toEqual([{ field: 'header.Idempotency-Key', message: expect.any(String) }]);
     }
     expect((await postMessage('long key', 'k'.repeat(255))).status).toBe(202);

@@ -1,17 +1,11 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
-import { generateApiKey, KEY_PATTERN } from '@app/auth';
+import { generateApiKey, KEY_PATTERN } from '@app/access';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';
 import { TcpProxy } from './support/tcp-proxy';
-
-const exec = promisify(execFile);
-const cliWithEnv = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-  exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
-const cli = (...args: string[]) => cliWithEnv({}, ...args);
+import { cli, cliWithEnv } from './support/cli';
 
 /** Every secret this file sees, to prove none of them reaches the log. */
 const secrets: string[] = [];
@@ -73,13 +67,15 @@ describe('API keys, scopes and tenancy', () => {
       }
     });
 
-    it('insufficient_scope (403) for a read-only key on every non-GET operation; GET works', async () => {
+    it('insufficient_scope (403) for a read-only key on every non-GET operation and on keys; GET works', async () => {
       const ro = keep((await a.post('/v1/keys', { name: 'read only', scopes: ['read'] })).body);
       expect(ro.scopes).toEqual(['read']);
       const reader = new HttpClient(api.url, ro.secret);
-      expect((await reader.get('/v1/keys')).status).toBe(200);
       expect((await reader.get('/v1/account')).status).toBe(200);
+      expect((await reader.get('/v1/pets')).status).toBe(200);
       for (const res of [
+        await reader.get('/v1/keys'),
+        await reader.post('/v1/pets', { name: 'Rex' }),
         await reader.post('/v1/keys', { name: 'escalate' }),
         await reader.delete(`/v1/keys/${ro.id}`),
         await reader.post(`/v1/keys/${ro.id}/rotate`, {}),
@@ -189,7 +185,7 @@ describe('API keys, scopes and tenancy', () => {
       const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
       const old = keep((await a.post('/v1/keys', { name: 'rotating', scopes: ['read'], expiresAt })).body);
       const oldOn2 = new HttpClient(api2.url, old.secret);
-      expect((await oldOn2.get('/v1/keys')).status).toBe(200);
+      expect((await oldOn2.get('/v1/account')).status).toBe(200);
 
       const res = await a.post(`/v1/keys/${old.id}/rotate`, { gracePeriodSeconds: 1 });
       expect(res.status).toBe(201);
@@ -207,8 +203,8 @@ describe('API keys, scopes and tenancy', () => {
 
       // Grace: both secrets work on both instances; the list shows when the old one stops.
       for (const url of [api.url, api2.url]) {
-        expect((await new HttpClient(url, old.secret).get('/v1/keys')).status).toBe(200);
-        expect((await new HttpClient(url, fresh.secret).get('/v1/keys')).status).toBe(200);
+        expect((await new HttpClient(url, old.secret).get('/v1/account')).status).toBe(200);
+        expect((await new HttpClient(url, fresh.secret).get('/v1/account')).status).toBe(200);
       }
       const listed = (await a.get('/v1/keys')).body.find((k: { id: number }) => k.id === old.id);
       const endsAt = Date.parse(listed.rotatedOutAt);
@@ -218,11 +214,11 @@ describe('API keys, scopes and tenancy', () => {
       expectErrorBody(await a.post(`/v1/keys/${old.id}/rotate`, {}), 404, 'not_found');
 
       // After the grace period: refused everywhere (within a second of its end), the new one still works.
-      await msUntil(401, () => oldOn2.get('/v1/keys'));
+      await msUntil(401, () => oldOn2.get('/v1/account'));
       expect(Date.now()).toBeGreaterThanOrEqual(endsAt);
       expect(Date.now()).toBeLessThan(endsAt + 1_000);
-      expectErrorBody(await a.get('/v1/keys', { key: old.secret }), 401, 'invalid_api_key');
-      expect((await new HttpClient(api2.url, fresh.secret).get('/v1/keys')).status).toBe(200);
+      expectErrorBody(await a.get('/v1/account', { key: old.secret }), 401, 'invalid_api_key');
+      expect((await new HttpClient(api2.url, fresh.secret).get('/v1/account')).status).toBe(200);
       expect((await a.get('/v1/keys')).body.map((k: { id: number }) => k.id)).not.toContain(old.id);
     });
 
@@ -283,7 +279,7 @@ describe('API keys, scopes and tenancy', () => {
     });
 
     it.each([
-      ['unknown scopes', { name: 'x', scopes: ['read', 'admin'] }, 'scopes'],
+      ['unknown scopes', { name: 'x', scopes: ['read', 'root'] }, 'scopes'],
       ['empty scopes', { name: 'x', scopes: [] }, 'scopes'],
       ['expiresAt in the past', { name: 'x', expiresAt: '2020-01-01T00:00:00Z' }, 'expiresAt'],
       ['expiresAt not a date', { name: 'x', expiresAt: 'tomorrow' }, 'expiresAt'],
@@ -340,8 +336,8 @@ describe('API keys, scopes and tenancy', () => {
 
     it("key:create and key:revoke refuse bad input and other accounts' keys, naming the problem", async () => {
       await expect(
-        cli('key:create', '--account', String(account.accountId), '--name', 'x', '--scopes', 'read,admin'),
-      ).rejects.toMatchObject({ stderr: expect.stringMatching(/^error: scopes: unknown scope admin\n$/) });
+        cli('key:create', '--account', String(account.accountId), '--name', 'x', '--scopes', 'read,root'),
+      ).rejects.toMatchObject({ stderr: expect.stringMatching(/^error: scopes: unknown scope root\n$/) });
       await expect(
         cli('key:create', '--account', String(account.accountId), '--name', 'x', '--expires-at', '2001-01-01'),
       ).rejects.toMatchObject({ stderr: expect.stringContaining('expiresAt: must be in the future') });

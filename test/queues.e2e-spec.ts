@@ -2,7 +2,9 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Test } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import { AppConfig, ConfigModule, loadConfig } from '@app/config';
-import { QueueName, QueuesModule } from '@app/queues';
+import { DatabaseModule } from '@app/database';
+import { JobsModule, QueueName } from '@app/jobs';
+import { RedisModule } from '@app/redis';
 import { eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 
@@ -18,7 +20,7 @@ describe('queues: connections', () => {
     let infos = 0;
     slowRedis.onClientData = (chunk) => (infos += chunk.toString().split('\r\ninfo\r\n').length - 1);
     try {
-      const app = await Test.createTestingModule({ imports: [ConfigModule, QueuesModule.register('producer')] })
+      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule, RedisModule, JobsModule.register('producer')] })
         .overrideProvider(AppConfig)
         .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.url }))
         .compile();

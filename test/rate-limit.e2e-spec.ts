@@ -1,9 +1,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import Redis from 'ioredis';
-import { AccountsService } from '@app/auth';
-import { MAX_BATCH, PlanRateLimiter } from '@app/rate-limit';
-import { RATE_LIMIT_COMMAND, REDIS } from '@app/redis';
+import { AccountsService } from '@app/access';
+import { MAX_BATCH, PlanRateLimiter } from '@app/access';
+import { RATE_LIMIT_COMMAND } from '@app/access';
+import { REDIS } from '@app/redis';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient, HttpResponse } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';

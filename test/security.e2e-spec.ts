@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { generateApiKey, KEY_PREFIX } from '@app/auth';
+import { generateApiKey, KEY_PREFIX } from '@app/access';
 import { rootLogger } from '@app/observability';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { contractFor } from './support/contract';
 import { HttpClient, HttpResponse } from './support/http';
 
 /** Secret-shaped text: our key prefix followed by key characters. */
@@ -277,8 +278,9 @@ describe('security', () => {
   });
 
   describe('size limits', () => {
-    /** An answer Node gives before the app sees the request, in the Error model all the same. */
-    function expectRefusedByNode(res: HttpResponse, code: string, status: number): void {
+    /** An answer Node gives before the app sees the request, in the Error model all the same, as documented. */
+    async function expectRefusedByNode(res: HttpResponse, code: string, status: number, path: string): Promise<void> {
+      (await contractFor(api.url))!.assert({ method: 'GET', path, status, headers: res.headers, text: res.text });
       expect(res.status).toBe(status);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(JSON.parse(res.text)).toEqual({ code, message: expect.any(String), status });
@@ -288,13 +290,14 @@ describe('security', () => {
 
     it('headers over 16 KB: 431 headers_too_large, and the server keeps serving', async () => {
       const res = await raw(api.url, 'GET', '/v1/account', { key: apiKey, headers: { 'X-Big': 'x'.repeat(20_000) } });
-      expectRefusedByNode(res, 'headers_too_large', 431);
+      await expectRefusedByNode(res, 'headers_too_large', 431, '/v1/account');
       expect((await http.get('/v1/account')).status).toBe(200);
     });
 
     it('a URL over 16 KB: 431 headers_too_large, never 5xx', async () => {
-      const res = await raw(api.url, 'GET', `/v1/events?type=${'x'.repeat(20_000)}`, { key: apiKey });
-      expectRefusedByNode(res, 'headers_too_large', 431);
+      const path = `/v1/events?type=${'x'.repeat(20_000)}`;
+      const res = await raw(api.url, 'GET', path, { key: apiKey });
+      await expectRefusedByNode(res, 'headers_too_large', 431, path);
     });
 
     it('bytes that are not HTTP: 400 malformed_request, and the connection is closed', async () => {

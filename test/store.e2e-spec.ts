@@ -2,19 +2,13 @@ import { INestApplicationContext } from '@nestjs/common';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { ApiError } from '@app/errors';
-import { OutboxService } from '@app/outbox';
-import { jobIds, QueueName } from '@app/queues';
-import { InventoryService } from '../apps/api/src/store/inventory.service';
-import { OrdersService } from '../apps/api/src/store/orders.service';
-import { FulfilmentProcessor } from '../apps/worker/src/store/fulfilment.processor';
-import { FulfilmentService } from '../apps/worker/src/store/fulfilment.service';
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import { QueueName } from '@app/jobs';
+import { FulfilmentService, FulfilOrderJob, InventoryService, OrdersService } from '@app/store';
 import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
-
-function expectError(res: { status: number; body: any }, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.body).toEqual(expect.objectContaining({ status, message: expect.any(String) }));
-}
+import { expectErrorBody } from './support/expect-error';
 
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 
@@ -50,7 +44,8 @@ describe('store: inventory, orders, fulfilment', () => {
   }
 
   const status = async (petId: number) => (await http.get(`/v1/store/inventory/${petId}`)).body;
-  const fulfilmentQueue = () => api.app.get(OutboxService).queue(QueueName.Fulfilment);
+  const fulfilmentQueue = () => api.app.get<Queue>(getQueueToken(QueueName.Fulfilment), { strict: false });
+  const fulfilmentJobId = (orderId: number) => FulfilOrderJob.jobId({ accountId, orderId });
 
   describe('inventory', () => {
     it('reads, sets (status follows), filters by status and pages', async () => {
@@ -86,18 +81,18 @@ describe('store: inventory, orders, fulfilment', () => {
       expect(
         (await http.put(`/v1/store/inventory/${p}`, { quantity: 3 }, { headers: { 'If-Match': etag } })).status,
       ).toBe(200);
-      expectError(
+      expectErrorBody(
         await http.put(`/v1/store/inventory/${p}`, { quantity: 4 }, { headers: { 'If-Match': etag } }),
         412,
         'precondition_failed',
       );
       for (const body of [{ quantity: -1 }, { quantity: 1.5 }, { quantity: '3' }, {}]) {
-        expectError(await http.put(`/v1/store/inventory/${p}`, body), 400, 'validation_failed');
+        expectErrorBody(await http.put(`/v1/store/inventory/${p}`, body), 400, 'validation_failed');
       }
-      expectError(await http.put('/v1/store/inventory/999999999', { quantity: 1 }), 404, 'not_found');
-      expectError(await http.get('/v1/store/inventory/999999999'), 404, 'not_found');
-      expectError(await http.get('/v1/store/inventory?status=gone'), 400, 'invalid_parameter');
-      expectError(await http.get('/v1/store/inventory?limit=101'), 400, 'invalid_parameter');
+      expectErrorBody(await http.put('/v1/store/inventory/999999999', { quantity: 1 }), 404, 'not_found');
+      expectErrorBody(await http.get('/v1/store/inventory/999999999'), 404, 'not_found');
+      expectErrorBody(await http.get('/v1/store/inventory?status=gone'), 400, 'invalid_parameter');
+      expectErrorBody(await http.get('/v1/store/inventory?limit=101'), 400, 'invalid_parameter');
     });
   });
 
@@ -120,12 +115,12 @@ describe('store: inventory, orders, fulfilment', () => {
 
       const defaults = await http.post('/v1/store/orders', { petId: p, shipDate });
       expect(defaults.body.quantity).toBe(1);
-      expectError(await http.post('/v1/store/orders', { petId: p, quantity: 3 }), 409, 'insufficient_stock');
-      expectError(await http.post('/v1/store/orders', { petId: 999_999_999 }), 404, 'not_found');
+      expectErrorBody(await http.post('/v1/store/orders', { petId: p, quantity: 3 }), 409, 'insufficient_stock');
+      expectErrorBody(await http.post('/v1/store/orders', { petId: 999_999_999 }), 404, 'not_found');
       for (const body of [{ petId: p, quantity: 0 }, { quantity: 1 }, { petId: p, shipDate: 'tomorrow' }]) {
-        expectError(await http.post('/v1/store/orders', body), 400, 'validation_failed');
+        expectErrorBody(await http.post('/v1/store/orders', body), 400, 'validation_failed');
       }
-      expectError(
+      expectErrorBody(
         await http.delete(`/v1/store/orders/${res.body.id}`, { headers: { 'If-Match': '"stale"' } }),
         412,
         'precondition_failed',
@@ -133,8 +128,8 @@ describe('store: inventory, orders, fulfilment', () => {
       expect((await http.delete(`/v1/store/orders/${res.body.id}`, { headers: { 'If-Match': etag } })).status).toBe(
         204,
       );
-      expectError(await http.get(`/v1/store/orders/${res.body.id}`), 404, 'not_found');
-      expectError(await http.delete(`/v1/store/orders/${res.body.id}`), 404, 'not_found');
+      expectErrorBody(await http.get(`/v1/store/orders/${res.body.id}`), 404, 'not_found');
+      expectErrorBody(await http.delete(`/v1/store/orders/${res.body.id}`), 404, 'not_found');
     });
 
     it('lists orders filtered by complete and petId, in keyset pages', async () => {
@@ -159,8 +154,8 @@ describe('store: inventory, orders, fulfilment', () => {
         path = res.headers.get('link') ? /^<([^>]+)>/.exec(res.headers.get('link'))![1] : undefined;
       }
       expect(seen).toEqual([open[1], open[3]]);
-      expectError(await http.get('/v1/store/orders?complete=yes'), 400, 'invalid_parameter');
-      expectError(await http.get('/v1/store/orders?petId=-1'), 400, 'invalid_parameter');
+      expectErrorBody(await http.get('/v1/store/orders?complete=yes'), 400, 'invalid_parameter');
+      expectErrorBody(await http.get('/v1/store/orders?petId=-1'), 400, 'invalid_parameter');
     });
 
     it('isolates tenants: another account gets 404 on orders, inventory and ordering', async () => {
@@ -174,7 +169,7 @@ describe('store: inventory, orders, fulfilment', () => {
         await other.put(`/v1/store/inventory/${p}`, { quantity: 100 }),
         await other.post('/v1/store/orders', { petId: p }),
       ]) {
-        expectError(res, 404, 'not_found');
+        expectErrorBody(res, 404, 'not_found');
       }
       expect((await other.get('/v1/store/orders')).body).toEqual([]);
       expect((await other.get('/v1/store/inventory')).body).toEqual([]);
@@ -209,18 +204,18 @@ describe('store: inventory, orders, fulfilment', () => {
     });
     expect(completed.shipDate).toEqual(expect.any(String));
     expect(await status(p)).toEqual({ petId: p, quantity: 0, status: 'sold' });
-    expectError(await http.delete(`/v1/store/orders/${order.id}`), 409, 'order_not_cancellable');
+    expectErrorBody(await http.delete(`/v1/store/orders/${order.id}`), 409, 'order_not_cancellable');
 
     await http.put(`/v1/store/inventory/${p}`, { quantity: 2 });
     expect((await status(p)).status).toBe('available');
     const held = (await http.post('/v1/store/orders', { petId: p, quantity: 2, shipDate: inAnHour() })).body;
     expect(await status(p)).toEqual({ petId: p, quantity: 0, status: 'pending' });
     expect((await http.get(`/v1/pets?ids=${p}`)).body[0].status).toBe('pending');
-    expect(await fulfilmentQueue().getJobState(jobIds.fulfilment(held.id))).toBe('delayed');
+    expect(await fulfilmentQueue().getJobState(fulfilmentJobId(held.id))).toBe('delayed');
 
     expect((await http.delete(`/v1/store/orders/${held.id}`)).status).toBe(204);
     expect(await status(p)).toEqual({ petId: p, quantity: 2, status: 'available' });
-    expect(await fulfilmentQueue().getJobState(jobIds.fulfilment(held.id))).toBe('unknown');
+    expect(await fulfilmentQueue().getJobState(fulfilmentJobId(held.id))).toBe('unknown');
 
     const events: { type: string; data: any }[] = await db.query(
       `SELECT type, data FROM events WHERE account_id = $1
@@ -255,7 +250,7 @@ describe('store: inventory, orders, fulfilment', () => {
     const p = await newPet();
     const shipDate = new Date(Date.now() + 2_000);
     const order = (await http.post('/v1/store/orders', { petId: p, shipDate: shipDate.toISOString() })).body;
-    expect(await fulfilmentQueue().getJobState(jobIds.fulfilment(order.id))).toBe('delayed');
+    expect(await fulfilmentQueue().getJobState(fulfilmentJobId(order.id))).toBe('delayed');
     await new Promise((r) => setTimeout(r, 1_200));
     expect((await http.get(`/v1/store/orders/${order.id}`)).body.complete).toBe(false);
     await eventually(async () => (await http.get(`/v1/store/orders/${order.id}`)).body.complete, 5_000, 50);
@@ -267,17 +262,17 @@ describe('store: inventory, orders, fulfilment', () => {
   it('a fulfilment job run twice changes nothing the second time', async () => {
     const p = await newPet(3);
     const order = (await http.post('/v1/store/orders', { petId: p, shipDate: inAnHour() })).body;
-    const processor = worker.get(FulfilmentProcessor);
-    const job = { data: { accountId, orderId: order.id } } as Parameters<FulfilmentProcessor['process']>[0];
+    const fulfilment = worker.get(FulfilmentService);
+    const job = { accountId, orderId: order.id };
     const snapshot = async () => ({
       order: (await http.get(`/v1/store/orders/${order.id}`)).body,
       inventory: await status(p),
       events: (await db.query('SELECT count(*)::int AS n FROM events WHERE account_id = $1', [accountId]))[0].n,
     });
-    expect(await processor.process(job)).toEqual({ fulfilled: true });
+    expect(await fulfilment.fulfil(job)).toBe(true);
     const after = await snapshot();
     expect(after.order).toEqual({ ...order, complete: true });
-    expect(await processor.process(job)).toEqual({ fulfilled: false });
+    expect(await fulfilment.fulfil(job)).toBe(false);
     expect(await snapshot()).toEqual(after);
   });
 
@@ -285,7 +280,7 @@ describe('store: inventory, orders, fulfilment', () => {
     const p = await newPet();
     const shipDate = new Date(Date.now() + 800).toISOString();
     const order = (await http.post('/v1/store/orders', { petId: p, shipDate })).body;
-    const jobId = jobIds.fulfilment(order.id);
+    const jobId = fulfilmentJobId(order.id);
     expect(await fulfilmentQueue().remove(jobId)).toBe(1); // lost, as if Redis had been flushed
     expect(await fulfilmentQueue().getJobState(jobId)).toBe('unknown');
     const done = await eventually(async () => {
@@ -332,7 +327,7 @@ describe('store: inventory, orders, fulfilment', () => {
               const [target] = open.splice(step.pick % open.length, 1);
               if (step.kind === 'cancel') await orders.cancel(accountId, target.id);
               else {
-                expect(await fulfilment.fulfil(accountId, target.id)).toBe(true);
+                expect(await fulfilment.fulfil({ accountId, orderId: target.id })).toBe(true);
                 conserved -= target.quantity; // shipped units leave the store
               }
             }

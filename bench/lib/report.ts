@@ -21,6 +21,15 @@ export interface Report {
 
 export type GateRounds = Rounds<'none' | 'auth' | 'gate'>;
 export type GetVsBaselineRounds = Rounds<'baselineB' | 'get'>;
+/** GET /v1/pets/{id} on an API with tracing off, one exporting every trace to a local sink, one a sample. */
+export interface TracingRounds {
+  rounds: Rounds<'off' | 'on' | 'sampled'>;
+  /** OTEL_TRACES_SAMPLER_ARG of the sampled API. */
+  sampledRatio: number;
+  /** Spans the sink received (warm-ups included), and the requests the traced API answered while measured. */
+  spans: number;
+  requests: number;
+}
 export interface CatalogRows {
   pets: number;
   deepRow: number;
@@ -72,6 +81,7 @@ export function renderReport(
   s: {
     gate: GateRounds;
     getVsBaseline?: GetVsBaselineRounds;
+    tracing?: TracingRounds;
     catalog: CatalogRows;
     contention: ContentionRows;
     messages?: MessagesRows;
@@ -179,6 +189,8 @@ export function renderReport(
     );
   }
 
+  if (s.tracing) out.push(renderTracing(s.tracing));
+
   const c = s.catalog;
   out.push(`## Catalog depth (${n0(c.pets)} pets in one account, GET /v1/pets?limit=100)`);
   out.push(
@@ -271,4 +283,56 @@ export function renderReport(
     out.push(`API RSS in MB. Growth from the middle to the end: ${n1(at(0.99) - at(0.5))} MB.`);
   }
   return out.join('\n\n') + '\n';
+}
+
+/** The tracing section (also the whole report of `--only tracing`). */
+export type AgainstRows = { row: string; rounds: Rounds<'this' | 'other'> }[];
+
+/** `--against`: each row's this/other ratio by req/s and by CPU time per request (paired rounds). */
+export function renderAgainst(other: string, rows: AgainstRows): string {
+  return [
+    `## This build against ${other}, paired rounds`,
+    'Two API processes on the server core, one per build, on the same Postgres and Redis; each row alternates ' +
+      `them in ${rows[0]?.rounds.this.length ?? 0} paired rounds. Ratios are this / other: above 1 is faster.`,
+    table(
+      ['Row', 'this req/s', 'other req/s', 'this CPU µs/req', 'other CPU µs/req', '× by req/s', '× by CPU', 'failed'],
+      rows.map(({ row, rounds }) => {
+        const ours = medianRound(rounds.this);
+        const theirs = medianRound(rounds.other);
+        return [
+          row,
+          n0(ours.rps),
+          n0(theirs.rps),
+          n0(ours.cpuUsPerReq),
+          n0(theirs.cpuUsPerReq),
+          paired(pairedRatio(rounds.this, rounds.other, 'rps')),
+          paired(pairedRatio(rounds.this, rounds.other, 'cpu')),
+          failedInAll([...rounds.this, ...rounds.other]),
+        ];
+      }),
+    ),
+  ].join('\n\n');
+}
+
+export function renderTracing(t: TracingRounds): string {
+  const { off, on, sampled } = t.rounds;
+  const label = { off: 'off', on: 'on (every trace)', sampled: `on, OTEL_TRACES_SAMPLER_ARG=${t.sampledRatio}` };
+  return [
+    '## Tracing cost: GET /v1/pets/{id}, tracing off against on, paired rounds',
+    `Three API processes on the server core: one without OTEL_EXPORTER_OTLP_ENDPOINT, two exporting to a local ` +
+      `OTLP/HTTP sink (in the load generator's process), one of them recording ${t.sampledRatio} of the traces; ` +
+      `alternating in ${off.length} paired rounds.`,
+    table(
+      ['Tracing', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failed'],
+      (['off', 'on', 'sampled'] as const).map((k) => {
+        const mid = medianRound(t.rounds[k]);
+        return [label[k], n0(mid.rps), n1(mid.p50), n1(mid.p99), n0(mid.cpuUsPerReq), failedInAll(t.rounds[k])];
+      }),
+    ),
+    `on / off: ${paired(pairedRatio(on, off, 'rps'))} by req/s, ${paired(pairedRatio(on, off, 'cpu'))} by CPU time ` +
+      `per request; sampled / off: ${paired(pairedRatio(sampled, off, 'rps'))} by req/s, ${paired(
+        pairedRatio(sampled, off, 'cpu'),
+      )} by CPU (median of rounds, range in brackets). The sink received ${n0(t.spans)} spans from the API tracing ` +
+      `every request (warm-ups included; one server span per request) for ${n0(t.requests)} requests measured.`,
+  ].join('\n\n');
 }

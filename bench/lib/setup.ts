@@ -2,11 +2,22 @@ import { execFileSync } from 'node:child_process';
 import Redis from 'ioredis';
 import { Client, Pool } from 'pg';
 
-/** The bench owns this database and this Redis index, nothing else. */
-export const DB_NAME = 'petstore_bench';
-export const REDIS_DB = 7;
-export const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/${DB_NAME}`;
-export const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
+/**
+ * The bench's own database and Redis db, which it empties at will: BENCH_DATABASE_URL and
+ * BENCH_REDIS_URL (bench settings, not app configuration), by default petstore_bench and db 7.
+ */
+export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_bench';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
+
+/**
+ * What the bench leaves on what it created (a database comment, a Redis key), so that it never
+ * drops or flushes something that is not its own: a mistyped URL must not wipe other data.
+ */
+export const BENCH_MARKER = 'petstore-bench: created by npm run bench, dropped and re-created by each run';
+export const REDIS_MARKER_KEY = 'petstore-bench:owner';
+
+/** The bench will not touch a store it did not create; the message says which and what to do. */
+export class BenchStoreRefused extends Error {}
 
 /** High enough that the limiter never refuses during the bench; it still runs on every request. */
 const LIMIT_PER_MINUTE = 100_000_000;
@@ -17,15 +28,9 @@ export interface BenchAccount {
   apiKey: string;
 }
 
-/** Drops and re-creates the bench database, migrates it with the real CLI and empties Redis db 7. */
+/** Drops and re-creates the bench database, migrates it with the real CLI and empties the bench's Redis db. */
 export async function freshStores(env: Record<string, string>): Promise<void> {
-  const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
+  await claimDatabase(DATABASE_URL);
   execFileSync(process.execPath, ['dist/apps/cli/main.js', 'migrate'], {
     env: { ...process.env, ...env },
     stdio: 'ignore',
@@ -33,11 +38,50 @@ export async function freshStores(env: Record<string, string>): Promise<void> {
   await flushRedis();
 }
 
-/** FLUSHDB on the bench's own index (never FLUSHALL: the server is shared). */
-export async function flushRedis(): Promise<void> {
-  const redis = new Redis(REDIS_URL);
+/**
+ * Drops the database named in `databaseUrl` if it carries the bench's marker, refuses if it
+ * exists without one, then creates it empty with the marker.
+ */
+export async function claimDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new BenchStoreRefused(`unsupported bench database name '${name}'`);
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
   try {
-    await redis.flushdb();
+    const { rows } = await admin.query<{ comment: string | null }>(
+      `SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`,
+      [name],
+    );
+    if (rows.length && rows[0].comment !== BENCH_MARKER)
+      throw new BenchStoreRefused(
+        `database '${name}' exists and was not created by the bench: not dropping it. ` +
+          'Set BENCH_DATABASE_URL to a database that does not exist yet, or drop this one yourself if it is yours to drop.',
+      );
+    if (rows.length) await admin.query(`DROP DATABASE "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.query(`COMMENT ON DATABASE "${name}" IS '${BENCH_MARKER}'`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * FLUSHDB on the bench's own index (never FLUSHALL: the server is shared), which must be empty
+ * or carry the bench's marker key; the marker is set again after the flush.
+ */
+export async function flushRedis(redisUrl = REDIS_URL): Promise<void> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const [keys, marker] = await Promise.all([redis.dbsize(), redis.get(REDIS_MARKER_KEY)]);
+    if (keys > 0 && marker !== BENCH_MARKER)
+      throw new BenchStoreRefused(
+        `Redis db ${new URL(redisUrl).pathname.slice(1) || 0} holds ${keys} keys and was not claimed by the bench: ` +
+          'not flushing it. Set BENCH_REDIS_URL to an empty Redis db, or empty this one yourself if it is yours to empty.',
+      );
+    await redis.multi().flushdb().set(REDIS_MARKER_KEY, BENCH_MARKER).exec();
   } finally {
     redis.disconnect();
   }

@@ -10,12 +10,11 @@ import { RequestListener } from 'node:http';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { AuthModule } from '@app/auth';
+import { AccessModule, PlanRateLimiter } from '@app/access';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { OutboxModule } from '@app/outbox';
-import { QueuesModule } from '@app/queues';
-import { PlanRateLimiter } from '@app/rate-limit';
+import { EventsModule } from '@app/events';
+import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
 import { createApiServer } from '../../apps/api/src/http-server';
@@ -38,7 +37,7 @@ class TrivialController {
 }
 
 @Module({
-  imports: [ConfigModule, DatabaseModule, RedisModule, QueuesModule.register('producer'), OutboxModule, AuthModule],
+  imports: [ConfigModule, DatabaseModule, RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
   controllers: [TrivialController],
   providers: [PlanRateLimiter, RequestGateMiddleware],
 })

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '@app/config';
-import { QueueName } from '@app/queues';
+import { QueueName } from '@app/jobs';
 import { PUBLIC_PATHS } from '../../apps/api/src/configure-app';
 
 /**
@@ -94,7 +94,7 @@ describe('Kubernetes manifests', () => {
         .map((q) => `petstore:${q}:wait`)
         .sort(),
     );
-    expect(readFileSync(join(root, 'libs/queues/src/queues.module.ts'), 'utf8')).toContain("prefix: 'petstore'");
+    expect(readFileSync(join(root, 'libs/jobs/src/jobs.module.ts'), 'utf8')).toContain("prefix: 'petstore'");
   });
 
   it('has an HPA, PodDisruptionBudgets and a migration Job', () => {
@@ -139,5 +139,13 @@ describe('docker-compose.yml and Dockerfile', () => {
     expect(builtEntryPoints.some((e) => cmd.includes(e))).toBe(true);
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     for (const app of ['api', 'worker', 'cli']) expect(pkg.scripts.build).toContain(`nest build ${app}`);
+  });
+
+  it('builds and runs on one Node LTS image that package.json engines allow', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(images).toEqual(['node:22-bookworm-slim', 'node:22-bookworm-slim']);
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    expect(pkg.engines.node).toMatch(/>=22(\s|$)/);
   });
 });

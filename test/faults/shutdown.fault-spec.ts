@@ -1,8 +1,11 @@
+import { TcpProxy } from '../support/tcp-proxy';
+import { WebhookReceiver } from '../support/webhook-receiver';
 import { countByStatus, report, startLoad } from './support/load';
 import { RawExchange, tryConnect } from './support/raw-http';
 import { createAccount, ServiceProcess, stopAll } from './support/service-process';
 
 const databaseUrl = process.env.DATABASE_URL as string;
+const redisUrl = process.env.REDIS_URL as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A POST /v1/keys whose body arrives in two halves, so the test decides when it ends. */
@@ -94,5 +97,89 @@ describe('faults: SIGTERM', () => {
     report('worker SIGTERM', { exit });
     expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
     expect(exit.ms).toBeLessThan(10_000);
+  });
+});
+
+describe('faults: SIGTERM whatever state the dependencies are in', () => {
+  const graceMs = 3_000;
+  // SHUTDOWN_GRACE_MS for in-flight work, then at most 2 s to close clients; 500 ms for the
+  // exit to reach this process.
+  const deadlineMs = graceMs + 2_500;
+  let pg: TcpProxy;
+  let redis: TcpProxy;
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess | undefined;
+  let receiver: WebhookReceiver | undefined;
+
+  beforeEach(async () => {
+    pg = await TcpProxy.inFrontOf(databaseUrl);
+    redis = await TcpProxy.inFrontOf(redisUrl);
+  });
+  afterEach(async () => {
+    await stopAll([api, worker]);
+    await Promise.all([pg.stop(), redis.stop(), receiver?.close()]);
+    api = worker = receiver = undefined;
+  });
+
+  const start = (app: 'api' | 'worker') =>
+    ServiceProcess.start(app, {
+      SHUTDOWN_GRACE_MS: String(graceMs),
+      DATABASE_URL: pg.url,
+      REDIS_URL: redis.url,
+      ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+      // A job left running at shutdown is found stalled within about twice this.
+      JOB_LOCK_MS: '2000',
+    });
+
+  for (const app of ['worker', 'api'] as const) {
+    for (const [dependency, proxy] of [
+      ['Redis', () => redis],
+      ['Postgres', () => pg],
+    ] as const) {
+      it(`the ${app} with ${dependency} gone exits within SHUTDOWN_GRACE_MS + 2 s`, async () => {
+        const server = await start(app);
+        if (app === 'api') api = server;
+        else worker = server;
+        await proxy().stop();
+        // Long enough for reconnect attempts, lock renewals and relay polls to fail.
+        await sleep(2_000);
+        const exit = await server.signal('SIGTERM');
+        report(`${app} SIGTERM with ${dependency} gone`, { graceMs, exit });
+        expect(exit.ms).toBeLessThan(deadlineMs);
+      });
+    }
+  }
+
+  it('the worker with a webhook delivery in flight to a receiver that never answers exits within SHUTDOWN_GRACE_MS + 2 s; the next worker delivers it', async () => {
+    receiver = await new WebhookReceiver().start();
+    receiver.replyDelayMs = 120_000;
+    [api, worker] = await Promise.all([start('api'), start('worker')]);
+    const { apiKey } = await createAccount(databaseUrl, 'faults shutdown in flight');
+    const call = async (path: string, body?: unknown) => {
+      const res = await fetch(`${(api as ServiceProcess).url}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      expect(res.status).toBeLessThan(300);
+      return (await res.json()) as { id: number };
+    };
+    const webhook = await call('/v1/webhooks', { url: receiver.url, events: ['pet.created'] });
+    await call(`/v1/webhooks/${webhook.id}/test`);
+    const deadline = Date.now() + 15_000;
+    while (receiver.requests.length === 0 && Date.now() < deadline) await sleep(100);
+    expect(receiver.requests).toHaveLength(1);
+
+    const exit = await worker.signal('SIGTERM');
+    expect(exit.ms).toBeLessThan(deadlineMs);
+
+    // The delivery was not lost: a worker started afterwards sends it again.
+    receiver.replyDelayMs = 0;
+    const restartedAt = Date.now();
+    worker = await start('worker');
+    while (receiver.requests.length < 2 && Date.now() - restartedAt < 20_000) await sleep(100);
+    report('worker SIGTERM with a delivery in flight', { graceMs, exit, resentAfterMs: Date.now() - restartedAt });
+    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests[1].body).toBe(receiver.requests[0].body);
   });
 });

@@ -28,6 +28,23 @@ function answer(
   return { method, path, status, headers: all, text: body === undefined ? '' : JSON.stringify(body) };
 }
 
+/** The same, with the request that was sent (a JSON body when given). */
+function exchange(
+  method: string,
+  path: string,
+  sent: unknown,
+  status: number,
+  body: unknown,
+  headers: Record<string, string | null> = {},
+): ObservedResponse {
+  const request = new Headers({ Authorization: 'Bearer k' });
+  if (sent !== undefined) request.set('Content-Type', 'application/json');
+  return {
+    ...answer(method, path, status, body, headers),
+    request: { headers: request, body: sent === undefined ? undefined : JSON.stringify(sent) },
+  };
+}
+
 const key = {
   id: 7,
   name: 'ci',
@@ -112,13 +129,67 @@ describe('ContractValidator', () => {
 
   it('requires a documented 404 for a /v1 path no operation matches, and skips what the document does not cover', () => {
     expect(contract.check(answer('GET', '/v1/no-such-thing?x=1', 404, notFound))).toEqual([]);
-    expect(contract.check(answer('PUT', '/v1/keys', 404, notFound))).toEqual([]);
     expect(contract.check(answer('GET', '/v1/no-such-thing', 200, { hello: 1 }))).toEqual([
       expect.stringContaining('must be a documented 404'),
     ]);
     expect(contract.check(answer('GET', '/v1/no-such-thing', 404, { error: 'nope' }))).not.toEqual([]);
     expect(contract.check(answer('GET', '/health/ready', 503, { anything: true }))).toEqual([]);
     expect(contract.check(answer('GET', '/v1/openapi.json', 200, { openapi: '3.0.3' }))).toEqual([]);
+  });
+
+  it('requires 405 method_not_allowed with Allow naming the documented methods on a documented path', () => {
+    const refused = { code: 'method_not_allowed', message: 'PUT is not allowed', status: 405 };
+    expect(contract.check(answer('PUT', '/v1/keys', 405, refused, { Allow: 'GET, POST, HEAD' }))).toEqual([]);
+    expect(contract.check(answer('PUT', '/v1/keys', 404, notFound))).toEqual([
+      expect.stringContaining('must be 405, not 404'),
+    ]);
+    expect(contract.check(answer('PUT', '/v1/keys', 405, refused, { Allow: 'GET' }))).toEqual([
+      expect.stringContaining('must name the documented methods'),
+    ]);
+  });
+
+  it('catches a meaningful header the answer sends but its response does not declare', () => {
+    expect(contract.check(answer('GET', '/v1/keys', 200, [key], { Location: '/v1/keys/7' }))).toEqual([
+      'header Location is sent but not declared for this answer',
+    ]);
+  });
+
+  it('reads nullable as OAS 3.0.3 does: beside allOf of a model it does not admit null', () => {
+    const doc = structuredClone(document);
+    doc.components.schemas.ApiKey.properties.expiresAt = {
+      nullable: true,
+      type: 'object',
+      allOf: [{ $ref: '#/components/schemas/Error' }],
+    };
+    expect(new ContractValidator(doc).check(answer('GET', '/v1/keys', 200, [key]))).toEqual([
+      expect.stringContaining('/0/expiresAt'),
+    ]);
+  });
+
+  it('catches a request the document refuses that was answered with success (null for a non-nullable field)', () => {
+    const category = { id: 3, name: 'Dogs' };
+    const etag = { ETag: '"x"' };
+    expect(contract.check(exchange('PATCH', '/v1/categories/3', { name: 'Cats' }, 200, category, etag))).toEqual([]);
+    expect(contract.check(exchange('PATCH', '/v1/categories/3', { description: null }, 200, category, etag))).toEqual(
+      [],
+    );
+    expect(contract.check(exchange('PATCH', '/v1/categories/3', { name: null }, 200, category, etag))).toEqual([
+      expect.stringMatching(/the request breaks the document \(body\/name must be string.*\) yet was answered 200/),
+    ]);
+    const invalid = { code: 'validation_failed', message: 'name must be a string', status: 400 };
+    expect(contract.check(exchange('PATCH', '/v1/categories/3', { name: null }, 400, invalid))).toEqual([]);
+  });
+
+  it('catches valid parameters refused as invalid_parameter, and invalid ones accepted', () => {
+    const invalid = { code: 'invalid_parameter', message: 'categoryId must be a positive integer', status: 400 };
+    const huge = String(Number.MAX_SAFE_INTEGER + 1);
+    expect(contract.check(exchange('DELETE', `/v1/keys/${huge}`, undefined, 400, invalid))).toEqual([]);
+    expect(contract.check(exchange('DELETE', '/v1/keys/7', undefined, 400, invalid))).toEqual([
+      'parameters the document calls valid were refused with invalid_parameter',
+    ]);
+    expect(contract.check(exchange('DELETE', '/v1/keys/0x7', undefined, 204, undefined))).toEqual([
+      expect.stringContaining('path parameter keyId="0x7"'),
+    ]);
   });
 
   it('assert() throws a ContractViolation naming the request and what broke', () => {

@@ -18,9 +18,10 @@ export interface RequestOptions {
 
 /**
  * A tiny HTTP client over fetch for the e2e tests. Each client has its own client address
- * (X-Forwarded-For; test apps trust it) so per-address limits stay per test. Every answer is
- * checked against the OpenAPI document the API serves (test/support/contract.ts); a
- * violation throws from the call, failing the test that made it.
+ * (X-Forwarded-For; test apps trust it) so per-address limits stay per test. Every exchange is
+ * checked against the OpenAPI document the API serves (test/support/contract.ts): status,
+ * headers and body of the answer, and the request against the answer; a violation throws
+ * from the call, failing the test that made it.
  */
 export class HttpClient {
   readonly clientIp = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
@@ -47,7 +48,14 @@ export class HttpClient {
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
-    (await contractFor(this.baseUrl))?.assert({ method, path, status: res.status, headers: res.headers, text });
+    (await contractFor(this.baseUrl))?.assert({
+      method,
+      path,
+      status: res.status,
+      headers: res.headers,
+      text,
+      request: { headers: new Headers(headers), body },
+    });
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }

@@ -108,22 +108,23 @@ export class SchemaArbitraries {
       case 'uuid':
         return fc.uuid();
     }
-    if (s.pattern) return fc.stringMatching(new RegExp(s.pattern));
+    if (s.pattern)
+      return fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length >= minLength && v.length <= maxLength);
     return fc.oneof(anyString(minLength, Math.min(maxLength, minLength + 40)), anyString(maxLength, maxLength));
   }
 
   /**
-   * Values that break the schema; null when nothing can (an unconstrained schema). An optional
-   * property is not broken by null: class-validator's @IsOptional reads null as absent.
+   * Values that break the schema; null when nothing can (an unconstrained schema). null breaks
+   * every schema that is not nullable, optional properties included (IsOptional of libs/errors).
    */
-  invalid(schema: Json | undefined, depth = 0, optional = false): fc.Arbitrary<unknown> | null {
+  invalid(schema: Json | undefined, depth = 0): fc.Arbitrary<unknown> | null {
     const s = this.resolve(schema);
     const type = s.type ?? (s.properties ? 'object' : undefined);
     if (!type && !s.enum) return null;
     const options: fc.Arbitrary<unknown>[] = [];
     const wrong = wrongType(type);
     if (wrong) options.push(wrong);
-    if (!s.nullable && !optional) options.push(fc.constant(null));
+    if (!s.nullable) options.push(fc.constant(null));
     if (s.enum) options.push(fc.string({ minLength: 1, maxLength: 20 }).filter((v) => !s.enum.includes(v)));
     if (type === 'string' && !s.enum) {
       options.push(anyString(0, Math.max(0, (s.maxLength ?? 10) - 1)).map((v) => `${v}\0`));
@@ -155,7 +156,7 @@ export class SchemaArbitraries {
         options.push(valid.map((o) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== key))));
       }
       for (const [key, prop] of Object.entries((s.properties ?? {}) as Record<string, Json>)) {
-        const bad = depth < 3 ? this.invalid(prop, depth + 1, !s.required?.includes(key)) : null;
+        const bad = depth < 3 ? this.invalid(prop, depth + 1) : null;
         if (bad) options.push(fc.tuple(valid, bad).map(([o, v]) => ({ ...o, [key]: v })));
       }
       if (s.additionalProperties === false) {

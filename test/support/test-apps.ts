@@ -3,7 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { AccountsService } from '@app/auth';
+import { AccountsService } from '@app/access';
 import { AppConfig, Clock, loadConfig } from '@app/config';
 import { Plan } from '@app/database';
 import { AppModule } from '../../apps/api/src/app.module';

@@ -1,5 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { verifyWebhook } from '@petstore/client';
 
 export interface ReceivedRequest {
   method: string;
@@ -9,12 +10,20 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** A real HTTP receiver on 127.0.0.1; `respond(n)` picks the status of the n-th request (1-based). */
+/**
+ * A real HTTP receiver on 127.0.0.1; `respond(n)` picks the status of the n-th request (1-based),
+ * sent `delayMs` after the request arrived (a slow receiver).
+ */
 export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = [];
   private server?: Server;
+  /** Answers not sent yet (slow receiver): dropped on close. */
+  private readonly pending = new Set<NodeJS.Timeout>();
 
   constructor(private readonly respond: (n: number, req: ReceivedRequest) => number = () => 200) {}
+
+  /** A slow receiver: each answer leaves this much later (a delivery the test keeps in flight). */
+  replyDelayMs = 0;
 
   url = '';
 
@@ -32,7 +41,11 @@ export class WebhookReceiver {
         this.requests.push(received);
         const status = this.respond(this.requests.length, received);
         if (status >= 300 && status < 400) res.setHeader('Location', '/redirected');
-        res.writeHead(status).end('ok');
+        const answer = setTimeout(() => {
+          this.pending.delete(answer);
+          res.writeHead(status).end('ok');
+        }, this.replyDelayMs);
+        this.pending.add(answer);
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -42,9 +55,26 @@ export class WebhookReceiver {
 
   close(): Promise<void> {
     return new Promise((resolve) => {
+      for (const answer of this.pending) clearTimeout(answer);
       if (!this.server) return resolve();
       this.server.closeAllConnections();
       this.server.close(() => resolve());
     });
+  }
+}
+
+/** Whether a delivery's Petstore-Signature checks out for `secret`, by the SDK's verifier (its own implementation). */
+export function isSignedBy(
+  secret: string,
+  body: string,
+  header: string | undefined,
+  toleranceSeconds = 300,
+  now = new Date(),
+): boolean {
+  try {
+    verifyWebhook({ payload: body, header, secret, toleranceSeconds, now });
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -1,49 +1,65 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { AuthModule } from '@app/auth';
+import { AccessModule } from '@app/access';
+import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { AllExceptionsFilter, ApiValidationPipe } from '@app/errors';
-import { OutboxModule } from '@app/outbox';
-import { QueuesModule } from '@app/queues';
-import { PlanRateLimiter } from '@app/rate-limit';
+import { EventsModule } from '@app/events';
+import { JobsModule } from '@app/jobs';
+import { MessagesModule } from '@app/messages';
+import { TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
+import { StoreModule } from '@app/store';
+import { WebhooksModule } from '@app/webhooks';
 import { AccountController } from './account/account.controller';
-import { EventsModule } from './events/events.module';
-import { WebhooksModule } from './webhooks/webhooks.module';
-import { CategoriesModule } from './categories/categories.module';
+import { CategoriesController } from './categories/categories.controller';
+import { EventsController } from './events/events.controller';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { KeysController } from './keys/keys.controller';
-import { PetsModule } from './pets/pets.module';
-import { MessagesModule } from './messages/messages.module';
+import { MessagesController } from './messages/messages.controller';
+import { PetsController } from './pets/pets.controller';
 import { RateLimitController } from './rate-limit/rate-limit.controller';
-import { StoreModule } from './store/store.module';
+import { InventoryController } from './store/inventory.controller';
+import { OrdersController } from './store/orders.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
+/** The API: HTTP transport over the feature libraries (each controller calls its feature's services). */
 @Module({
   imports: [
     ConfigModule,
     DatabaseModule,
     RedisModule,
-    QueuesModule.register('producer'),
-    OutboxModule,
-    AuthModule,
-    HealthModule,
+    JobsModule.register('producer'),
     EventsModule,
-    WebhooksModule,
-    CategoriesModule,
-    PetsModule,
+    AccessModule,
+    CatalogModule,
     StoreModule,
-    IdempotencyModule,
     MessagesModule,
+    WebhooksModule,
+    HealthModule,
+    IdempotencyModule,
   ],
-  controllers: [AccountController, KeysController, RateLimitController],
+  // In this order in the OpenAPI document (and its generated clients).
+  controllers: [
+    AccountController,
+    KeysController,
+    RateLimitController,
+    EventsController,
+    WebhooksController,
+    CategoriesController,
+    PetsController,
+    InventoryController,
+    OrdersController,
+    MessagesController,
+  ],
   providers: [
-    PlanRateLimiter,
     RequestGateMiddleware,
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
+    TracingFlushService,
   ],
 })
 export class AppModule {}

@@ -6,6 +6,7 @@ import { Duplex } from 'node:stream';
 import { INestApplication, Logger } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
+import { armShutdownWatchdog } from '@app/observability';
 
 /** Bounds on slow clients: a slowloris socket is dropped within HEADERS_TIMEOUT_MS plus one check. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -13,9 +14,6 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 // Node checks the two timeouts above on this interval (default 30 s, which would triple them).
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
-/** After the drain, closing pools and clients gets this long before the process gives up. */
-const CLOSE_BUDGET_MS = 2_000;
-
 /** Requests Node refuses before the app sees them, by Node's error code. */
 const CLIENT_ERRORS: Record<string, () => ApiError> = {
   HPE_HEADER_OVERFLOW: () => new ApiError('headers_too_large', 'The request line and headers exceed 16 KB'),
@@ -146,7 +144,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(new Error(`cannot listen on PORT ${config.port}: ${err.message}`)));
     server.listen(config.port, resolve);
   });
 
@@ -155,7 +153,6 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     draining = true;
     const started = Date.now();
     logger.log({ signal, inFlight: inFlight.size }, 'shutting down: no new connections, draining in-flight requests');
-    setTimeout(() => process.exit(1), config.shutdownGraceMs + CLOSE_BUDGET_MS).unref();
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     // close() refuses new connections at once and closes idle keep-alive sockets; it calls
     // back when the last in-flight request has been answered.
@@ -171,5 +168,6 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, (s) => void shutdown(s));
+  armShutdownWatchdog(config.shutdownGraceMs);
   return server;
 }

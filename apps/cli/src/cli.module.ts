@@ -1,14 +1,14 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '@app/auth';
+import { AccessModule } from '@app/access';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { OutboxModule } from '@app/outbox';
-import { QueuesModule } from '@app/queues';
+import { EventsModule } from '@app/events';
+import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { DemoSeeder } from './demo-seeder';
 
 @Module({
-  imports: [ConfigModule, DatabaseModule, RedisModule, QueuesModule.register('producer'), OutboxModule, AuthModule],
+  imports: [ConfigModule, DatabaseModule, RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
   providers: [DemoSeeder],
 })
 export class CliModule {}

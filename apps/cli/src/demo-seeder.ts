@@ -1,17 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '@app/auth';
+import { AccountsService } from '@app/access';
+import { AppConfig } from '@app/config';
+import { preparedQuery } from '@app/database';
 
-/** On an empty database only: a demo account (pro plan) whose key is printed once. */
+/**
+ * On an empty database only, and unless DEMO_SEED=false: a demo account (pro plan) whose key is
+ * printed once. Deployments that run `seed:demo` on every start (docker compose) turn it off there.
+ */
 @Injectable()
 export class DemoSeeder {
   constructor(
     private readonly dataSource: DataSource,
     private readonly accounts: AccountsService,
+    private readonly config: AppConfig,
   ) {}
 
-  async seed(): Promise<{ accountId: number; apiKey: string } | null> {
-    const [{ count }] = await this.dataSource.query('SELECT count(*)::int AS count FROM accounts');
+  async seed(): Promise<{ accountId: number; apiKey: string } | 'off' | null> {
+    if (!this.config.demoSeed) return 'off';
+    const [{ count }] = await preparedQuery(this.dataSource, 'SELECT count(*)::int AS count FROM accounts', []);
     if (count > 0) return null;
     const { account, key } = await this.accounts.create('Demo', 'pro');
     return { accountId: account.id, apiKey: key.secret };

@@ -1,52 +1,70 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, ParseArgsConfig } from 'node:util';
 import { NestFactory } from '@nestjs/core';
-import { AccountsService, ApiKeysService } from '@app/auth';
-import { loadConfig } from '@app/config';
-import { migrate, Plan, Scope } from '@app/database';
-import { ApiError } from '@app/errors';
+import { DataSource } from 'typeorm';
+import { AccountsService, ApiKeysService } from '@app/access';
+import { AppConfig, loadConfig } from '@app/config';
+import { maintenanceUrl, migrate, Plan, Scope } from '@app/database';
+import { nameProblem, parseDateTime } from '@app/errors';
+import { requirePostgres } from '@app/observability';
+import { resealWebhookSecrets, WebhookSecretBox } from '@app/webhooks';
 import { CliModule } from './cli.module';
 import { DemoSeeder } from './demo-seeder';
 
-const USAGE = `Usage: npm run cli -- <command> [options]
-  migrate                                   create the database if missing, apply migrations
-  account:create --name N --plan free|pro|business|enterprise [--limit-minute M --limit-day D] [--json]
-  account:set-plan --account ID --plan P [--limit-minute M --limit-day D] [--json]
-  key:create --account ID --name N [--scopes read,write] [--expires-at ISO] [--json]
-  key:revoke --account ID --key ID
-  seed:demo                                 on an empty database, create a demo account and print its key`;
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
 
-const OPTIONS = {
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  account: { type: 'string' },
-  key: { type: 'string' },
-  scopes: { type: 'string' },
-  'expires-at': { type: 'string' },
-  'limit-minute': { type: 'string' },
-  'limit-day': { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+interface Command {
+  /** The options as the usage shows them. */
+  synopsis: string;
+  summary: string;
+  options: Options;
+  run(values: Values): Promise<void>;
+}
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+/** A command's usage error: printed with a pointer to its --help, exit code 2. */
+class UsageError extends Error {}
 
-function required(values: Values, name: keyof Values): string {
+const str = { type: 'string' } as const;
+const json = { json: { type: 'boolean' } } as const;
+const limitOptions = { 'limit-minute': str, 'limit-day': str } as const;
+
+function required(values: Values, name: string): string {
   const v = values[name];
-  if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
+  if (typeof v !== 'string' || !v) throw new UsageError(`--${name} is required`);
   return v;
 }
 
-function int(v: string | undefined, name: string): number | undefined {
+/** The same rule as the API's names: no control, bidi-override or zero-width characters. */
+function safeName(values: Values): string {
+  const name = required(values, 'name');
+  const problem = nameProblem(name);
+  if (problem) throw new UsageError(`--name ${problem}`);
+  return name;
+}
+
+function int(values: Values, name: string): number | undefined {
+  const v = values[name];
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a positive integer`);
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new UsageError(`--${name} must be a positive integer`);
   return Number(v);
 }
 
-function print(values: Values, obj: Record<string, unknown>, human: string): void {
+const requiredInt = (values: Values, name: string): number => int({ [name]: required(values, name) }, name) as number;
+
+const limits = (values: Values) => ({
+  limitPerMinute: int(values, 'limit-minute'),
+  limitPerDay: int(values, 'limit-day'),
+});
+
+function print(values: Values, obj: unknown, human: string): void {
   process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${human}\n`);
 }
 
 async function withApp<T>(fn: (get: <S>(t: new (...a: never[]) => S) => S) => Promise<T>): Promise<T> {
-  const app = await NestFactory.createApplicationContext(CliModule, { logger: ['error'] });
+  // One line naming DATABASE_URL instead of TypeORM's retries; Nest prints nothing itself and
+  // hands any failure to the one-line report at the bottom (abortOnError).
+  await requirePostgres(loadConfig().databaseUrl);
+  const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
     return await fn((t) => app.get(t));
   } finally {
@@ -54,52 +72,93 @@ async function withApp<T>(fn: (get: <S>(t: new (...a: never[]) => S) => S) => Pr
   }
 }
 
-async function run(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
-  const command = positionals[0];
-  const limits = () => ({
-    limitPerMinute: int(values['limit-minute'], 'limit-minute'),
-    limitPerDay: int(values['limit-day'], 'limit-day'),
-  });
-  switch (command) {
-    case 'migrate': {
-      const applied = await migrate(loadConfig());
+const COMMANDS: Record<string, Command> = {
+  migrate: {
+    synopsis: '',
+    summary: 'create the database if missing, apply migrations',
+    options: {},
+    async run() {
+      const config = loadConfig();
+      // The database itself may not exist yet: migrate creates it through the server's own.
+      await requirePostgres(maintenanceUrl(config.databaseUrl));
+      const applied = await migrate(config);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
-      return;
-    }
-    case 'account:create':
-      return withApp(async (get) => {
+    },
+  },
+  'account:create': {
+    synopsis: '--name N --plan free|pro|business|enterprise [--limit-minute M --limit-day D] [--json]',
+    summary: 'create an account and its first API key (printed once); enterprise takes both limits',
+    options: { name: str, plan: str, ...limitOptions, ...json },
+    run: (values) =>
+      withApp(async (get) => {
         const { account, key } = await get(AccountsService).create(
-          required(values, 'name'),
+          safeName(values),
           required(values, 'plan') as Plan,
-          limits(),
+          limits(values),
         );
         print(
           values,
           { accountId: account.id, name: account.name, plan: account.plan, keyId: key.id, apiKey: key.secret },
           `account ${account.id} created; API key (shown once): ${key.secret}`,
         );
-      });
-    case 'account:set-plan':
-      return withApp(async (get) => {
+      }),
+  },
+  'account:set-plan': {
+    synopsis: '--account ID --plan P [--limit-minute M --limit-day D] [--json]',
+    summary: "change an account's plan (and an enterprise account's limits)",
+    options: { account: str, plan: str, ...limitOptions, ...json },
+    run: (values) =>
+      withApp(async (get) => {
         const a = await get(AccountsService).setPlan(
-          int(required(values, 'account'), 'account') as number,
+          requiredInt(values, 'account'),
           required(values, 'plan') as Plan,
-          limits(),
+          limits(values),
         );
         print(
           values,
           { accountId: a.id, plan: a.plan, limitPerMinute: a.limitPerMinute, limitPerDay: a.limitPerDay },
           `account ${a.id} is now on plan ${a.plan}`,
         );
-      });
-    case 'key:create':
-      return withApp(async (get) => {
-        const expires = values['expires-at'] ? new Date(values['expires-at']) : undefined;
-        if (expires && Number.isNaN(expires.getTime())) throw new Error('--expires-at must be an ISO 8601 date');
-        const key = await get(ApiKeysService).create(int(required(values, 'account'), 'account') as number, {
-          name: required(values, 'name'),
-          scopes: values.scopes ? (values.scopes.split(',') as Scope[]) : undefined,
+      }),
+  },
+  'account:list': {
+    synopsis: '[--after ID] [--limit N] [--json]',
+    summary: 'accounts by id, 100 (or --limit) after --after',
+    options: { after: str, limit: str, ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        const accounts = await get(AccountsService).list(int(values, 'limit') ?? 100, int(values, 'after'));
+        const rows = accounts.map((a) => ({
+          id: a.id,
+          name: a.name,
+          plan: a.plan,
+          limitPerMinute: a.limitPerMinute,
+          limitPerDay: a.limitPerDay,
+          createdAt: a.createdAt.toISOString(),
+        }));
+        print(
+          values,
+          rows,
+          rows.map((a) => `${a.id}\t${a.plan}\t${a.createdAt}\t${a.name}`).join('\n') || 'no accounts',
+        );
+      }),
+  },
+  'key:create': {
+    synopsis: '--account ID --name N [--scopes read,write,admin] [--expires-at ISO] [--json]',
+    summary: 'issue an API key for an account (printed once)',
+    options: { account: str, name: str, scopes: str, 'expires-at': str, ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        // A date alone means its midnight UTC; `new Date` would shift an impossible 02-30 to March.
+        const at = values['expires-at'];
+        const expires =
+          typeof at === 'string' ? parseDateTime(/^\d{4}-\d{2}-\d{2}$/.test(at) ? `${at}T00:00:00Z` : at) : undefined;
+        if (typeof at === 'string' && !expires)
+          throw new UsageError('--expires-at must be an RFC 3339 date or date-time naming a real day');
+        const scopes = values.scopes;
+        const key = await get(ApiKeysService).create(requiredInt(values, 'account'), {
+          name: safeName(values),
+          scopes: typeof scopes === 'string' ? (scopes.split(',') as Scope[]) : undefined,
           expiresAt: expires,
         });
         print(
@@ -107,28 +166,107 @@ async function run(argv: string[]): Promise<void> {
           { keyId: key.id, apiKey: key.secret, scopes: key.scopes },
           `key ${key.id} created (shown once): ${key.secret}`,
         );
-      });
-    case 'key:revoke':
-      return withApp(async (get) => {
-        await get(ApiKeysService).revoke(
-          int(required(values, 'account'), 'account') as number,
-          int(required(values, 'key'), 'key') as number,
+      }),
+  },
+  'key:list': {
+    synopsis: '--account ID [--json]',
+    summary: "an account's keys, revoked and expired ones too (never a secret or a hash)",
+    options: { account: str, ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        const accountId = requiredInt(values, 'account');
+        await get(AccountsService).get(accountId);
+        const keys = await get(ApiKeysService).listAll(accountId);
+        const state = (k: (typeof keys)[number]) =>
+          k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt ? `expires ${k.expiresAt}` : 'no expiry';
+        print(
+          values,
+          keys,
+          keys.map((k) => `${k.id}\t${k.prefix}…\t${k.scopes.join(',')}\t${state(k)}\t${k.name}`).join('\n') ||
+            'no keys',
         );
+      }),
+  },
+  'key:revoke': {
+    synopsis: '--account ID --key ID [--json]',
+    summary: 'revoke a key at once (every API replica forgets it)',
+    options: { account: str, key: str, ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        await get(ApiKeysService).revoke(requiredInt(values, 'account'), requiredInt(values, 'key'));
         print(values, { revoked: true }, 'key revoked');
-      });
-    case 'seed:demo':
-      return withApp(async (get) => {
+      }),
+  },
+  'webhook:reseal-secrets': {
+    synopsis: '[--json]',
+    summary: 'encrypt webhook secrets stored in plain text or under an older WEBHOOK_SECRET_KEYS key',
+    options: { ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        const box = new WebhookSecretBox(get(AppConfig).webhookSecretKeys);
+        const changed = await resealWebhookSecrets(get(DataSource).manager, box);
+        print(values, { resealed: changed }, `${changed} webhook secret(s) resealed`);
+      }),
+  },
+  'seed:demo': {
+    synopsis: '[--json]',
+    summary: 'on an empty database, create a demo account and print its key',
+    options: { ...json },
+    run: (values) =>
+      withApp(async (get) => {
         const seeded = await get(DemoSeeder).seed();
-        if (seeded)
+        if (seeded === 'off') print(values, { seeded: false }, 'DEMO_SEED=false: no demo account created');
+        else if (seeded)
           print(values, seeded, `demo account ${seeded.accountId} created; its API key (shown once): ${seeded.apiKey}`);
-      });
-    default:
-      process.stderr.write(`${USAGE}\n`);
-      process.exitCode = 2;
+      }),
+  },
+};
+
+const USAGE = [
+  'Usage: npm run cli -- <command> [options]     (<command> --help for its options)',
+  ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`),
+].join('\n');
+
+const commandHelp = (name: string, c: Command) => `Usage: npm run cli -- ${name} ${c.synopsis}\n  ${c.summary}`;
+
+async function run(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    if (name === undefined) process.exitCode = 2;
+    return;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) throw new UsageError(`unknown command '${name}'\n${USAGE}`);
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (err) {
+    // Node's message names the option and then suggests '--' for positionals: only the first part is useful here.
+    const message = (err as Error).message.split('. ')[0].replace(/^Unknown option/, 'unknown option');
+    throw new UsageError(`${name}: ${message}\n${commandHelp(name, command)}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${commandHelp(name, command)}\n`);
+    return;
+  }
+  if (positionals.length)
+    throw new UsageError(`${name}: unexpected argument '${positionals[0]}'\n${commandHelp(name, command)}`);
+  try {
+    await command.run(values);
+  } catch (err) {
+    if (err instanceof UsageError) err.message = `${name}: ${err.message}\n${commandHelp(name, command)}`;
+    throw err;
   }
 }
 
 run(process.argv.slice(2)).catch((err: Error) => {
-  process.stderr.write(`error: ${err instanceof ApiError ? err.message : err.message}\n`);
-  process.exit(1);
+  process.stderr.write(`error: ${err.message}\n`);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

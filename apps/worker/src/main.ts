@@ -1,18 +1,28 @@
 import { NestFactory } from '@nestjs/core';
-import { AppConfig } from '@app/config';
-import { PinoNestLogger, rootLogger } from '@app/observability';
+import { loadConfig } from '@app/config';
+import {
+  armShutdownWatchdog,
+  initTracing,
+  PinoNestLogger,
+  requirePostgres,
+  requireRedis,
+  rootLogger,
+  startOrExit,
+} from '@app/observability';
 import { WorkerModule } from './worker.module';
 
 /** An application context, not an HTTP app: processors and the relay, stopped cleanly on SIGTERM. */
-async function bootstrap(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(WorkerModule, { bufferLogs: true });
-  app.useLogger(new PinoNestLogger(rootLogger(app.get(AppConfig), 'worker')));
-  // Nest closes the BullMQ workers on shutdown: active jobs finish, the rest stay queued.
+startOrExit('worker', async () => {
+  const config = loadConfig();
+  initTracing(config, 'worker');
+  // A worker does nothing without both: say so in one line and let the orchestrator retry.
+  await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config.redisUrl)]);
+  const app = await NestFactory.createApplicationContext(WorkerModule, {
+    logger: new PinoNestLogger(rootLogger(config, 'worker')),
+    abortOnError: false,
+  });
+  // Active jobs get SHUTDOWN_GRACE_MS to finish (WorkerShutdown), the rest stay queued.
   app.enableShutdownHooks();
+  armShutdownWatchdog(config.shutdownGraceMs);
   await app.init();
-}
-
-bootstrap().catch((err: Error) => {
-  process.stderr.write(`worker failed to start: ${err.message}\n`);
-  process.exit(1);
 });

@@ -1,37 +1,51 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AccessModule } from '@app/access';
+import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { ReadinessService } from '@app/observability';
-import { OutboxModule } from '@app/outbox';
-import { processorProvider, QueueName, QueuesModule } from '@app/queues';
+import { EventsModule, FanOutEventJob } from '@app/events';
+import { JobsModule } from '@app/jobs';
+import { MessagesModule, ProcessMessageJob } from '@app/messages';
+import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
-import { EventFanOutProcessor } from './events/event-fan-out.processor';
-import { EventFanOutService } from './events/event-fan-out.service';
-import { MessageProcessingService } from './messages/message-processing.service';
-import { MessageProcessor } from './messages/message.processor';
+import { FulfilOrderJob, StoreModule } from '@app/store';
+import { DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
 import { OpsServerService } from './ops/ops-server.service';
-import { OutboxRelayService } from './outbox/outbox-relay.service';
-import { LostJobSweepService } from './sweep/lost-job-sweep.service';
-import { WebhookDeliveryProcessor } from './webhooks/webhook-delivery.processor';
-import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
-import { WebhookSender } from './webhooks/webhook-sender';
-import { FulfilmentModule } from './store/fulfilment.module';
+import { QueueDashboardService } from './ops/queue-dashboard.service';
+import { WorkerStateService } from './ops/worker-state.service';
+import { queueWorkers } from './runtime/queue-workers';
+import { WorkerShutdown } from './runtime/worker-shutdown';
 
-/** The worker: BullMQ processors, the outbox relay and the ops server; no API. */
+/**
+ * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
+ * declared in its feature (defineJob) and listed here.
+ */
+const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob];
+
+/** The worker: the BullMQ runtime over the feature libraries, the outbox relay, the sweep and the ops server; no API. */
 @Module({
-  imports: [ConfigModule, DatabaseModule, RedisModule, QueuesModule.register('worker'), OutboxModule, FulfilmentModule],
+  imports: [
+    ConfigModule,
+    DatabaseModule,
+    RedisModule,
+    DiscoveryModule,
+    JobsModule.register('worker'),
+    EventsModule,
+    AccessModule,
+    CatalogModule,
+    StoreModule,
+    MessagesModule,
+    WebhooksModule,
+  ],
   providers: [
+    ...queueWorkers(JOBS),
+    WorkerShutdown,
     ReadinessService,
     OpsServerService,
-    OutboxRelayService,
-    LostJobSweepService,
-    EventFanOutService,
-    processorProvider(EventFanOutProcessor, QueueName.Events),
-    WebhookSender,
-    WebhookDeliveryService,
-    processorProvider(WebhookDeliveryProcessor, QueueName.Webhooks),
-    MessageProcessingService,
-    processorProvider(MessageProcessor, QueueName.Messages),
+    QueueDashboardService,
+    TracingFlushService,
+    WorkerStateService,
   ],
 })
 export class WorkerModule {}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
@@ -18,7 +19,7 @@ const schema = z.object({
     .url()
     .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
     .default('postgres://postgres@127.0.0.1:5432/petstore'),
-  // Measured (docs/benchmarks.md): orders ran ~25% faster with 20 than with 10 at 50 connections; reads the same.
+  // Measured (docs/internals/benchmarks.md): orders ran ~25% faster with 20 than with 10 at 50 connections; reads the same.
   DATABASE_POOL_SIZE: positiveInt.default(20),
   REDIS_URL: z
     .string()
@@ -49,18 +50,90 @@ const schema = z.object({
   JOB_LOCK_MS: positiveInt.default(30_000),
   SWEEP_INTERVAL_MS: positiveInt.default(30_000),
   WORKER_CONCURRENCY: positiveInt.default(10),
+  WORKER_BATCH_SIZE: positiveInt.default(100),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_BACKOFF_MS: positiveInt.default(30_000),
   WEBHOOK_MAX_AGE_SECONDS: positiveInt.default(3 * 24 * 3600),
   ALLOW_PRIVATE_WEBHOOK_URLS: bool.default('false'),
+  WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   DEMO_SEED: bool.default('true'),
+  // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
+  QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  // Tracing is off unless an OTLP/HTTP collector is named (base URL; spans go to <url>/v1/traces).
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
+  OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
+  // Share of new traces recorded (parent-based: a job or delivery follows its request's decision).
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  // `id:base64key,...` (AES-256: 32 bytes each): the first encrypts webhook secrets, all decrypt.
+  WEBHOOK_SECRET_KEYS: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      if (v !== undefined) for (const message of secretKeyProblems(v)) ctx.addIssue({ code: 'custom', message });
+    }),
 });
+
+/** Whole-environment rules: a production process never encrypts under the public development key. */
+const checked = schema.superRefine((e, ctx) => {
+  if (e.NODE_ENV === 'production' && !e.WEBHOOK_SECRET_KEYS)
+    ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET_KEYS'], message: 'required when NODE_ENV=production' });
+});
+
+/** One key that encrypts webhook secrets at rest (AES-256-GCM); `id` is written beside each ciphertext. */
+export interface SecretKey {
+  id: string;
+  key: Buffer;
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+function parseSecretKeys(text: string): SecretKey[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.indexOf(':');
+      return { id: entry.slice(0, at), key: Buffer.from(entry.slice(at + 1), 'base64') };
+    });
+}
+
+/** What is wrong with a WEBHOOK_SECRET_KEYS value, without echoing any key material. */
+function secretKeyProblems(text: string): string[] {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (!entries.length) return ['must hold at least one id:base64key entry'];
+  const problems: string[] = [];
+  const ids = new Set<string>();
+  entries.forEach((entry, i) => {
+    const at = entry.indexOf(':');
+    const id = at > 0 ? entry.slice(0, at) : '';
+    if (!KEY_ID.test(id)) problems.push(`entry ${i + 1}: the id must be 1-32 of [A-Za-z0-9_-] followed by ":"`);
+    else if (ids.has(id)) problems.push(`entry ${i + 1}: duplicate id ${id}`);
+    ids.add(id);
+    const encoded = entry.slice(at + 1);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length !== 32)
+      problems.push(`entry ${i + 1}${KEY_ID.test(id) ? ` (${id})` : ''}: the key must be 32 bytes in base64`);
+  });
+  return problems;
+}
+
+/**
+ * Outside production, with WEBHOOK_SECRET_KEYS unset: a fixed key anyone can read here, so a
+ * development database is as good as plain text. Production refuses to start without real keys.
+ */
+export const DEVELOPMENT_SECRET_KEY: SecretKey = {
+  id: 'dev',
+  key: createHash('sha256').update('petstore development webhook secret key (public)').digest(),
+};
 
 type Env = z.infer<typeof schema>;
 
 /** Typed, validated configuration. Built once per process by loadConfig(). */
 export class AppConfig {
-  readonly env: Env['NODE_ENV'];
   readonly port: number;
   readonly workerPort: number;
   readonly databaseUrl: string;
@@ -86,12 +159,26 @@ export class AppConfig {
     lockMs: number;
     concurrency: number;
     sweepIntervalMs: number;
+    /** Message jobs run this many at a time, claimed and finished as one batch. */
+    batchSize: number;
   };
-  readonly webhooks: { timeoutMs: number; backoffMs: number; maxAgeSeconds: number; allowPrivateUrls: boolean };
+  readonly webhooks: {
+    timeoutMs: number;
+    backoffMs: number;
+    maxAgeSeconds: number;
+    allowPrivateUrls: boolean;
+    /** Deliveries of one account in flight at once, across all workers (fair share of the queue). */
+    accountConcurrency: number;
+  };
   readonly demoSeed: boolean;
+  /** Opens the worker's queue dashboard (/queues on WORKER_PORT); undefined keeps it off. */
+  readonly queueDashboardToken?: string;
+  /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
+  readonly tracing: { endpoint?: string; serviceName?: string; exportDelayMs: number; sampleRatio: number };
+  /** Webhook secrets at rest: the first key encrypts, every one decrypts (rotation). */
+  readonly webhookSecretKeys: SecretKey[];
 
   constructor(e: Env) {
-    this.env = e.NODE_ENV;
     this.port = e.PORT;
     this.workerPort = e.WORKER_PORT;
     this.databaseUrl = e.DATABASE_URL;
@@ -116,14 +203,24 @@ export class AppConfig {
       lockMs: e.JOB_LOCK_MS,
       concurrency: e.WORKER_CONCURRENCY,
       sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+      batchSize: e.WORKER_BATCH_SIZE,
     };
     this.webhooks = {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       backoffMs: e.WEBHOOK_BACKOFF_MS,
       maxAgeSeconds: e.WEBHOOK_MAX_AGE_SECONDS,
       allowPrivateUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
+      accountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
     };
     this.demoSeed = e.DEMO_SEED;
+    this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;
+    this.tracing = {
+      endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: e.OTEL_SERVICE_NAME,
+      exportDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+      sampleRatio: e.OTEL_TRACES_SAMPLER_ARG,
+    };
+    this.webhookSecretKeys = e.WEBHOOK_SECRET_KEYS ? parseSecretKeys(e.WEBHOOK_SECRET_KEYS) : [DEVELOPMENT_SECRET_KEY];
   }
 }
 
@@ -133,7 +230,7 @@ export class ConfigError extends Error {}
 export const CONFIG_VARIABLES = Object.keys(schema.shape) as (keyof Env)[];
 
 /**
- * Validates the environment and fails with one line per bad variable, naming it,
+ * Validates the environment and fails with one line naming each bad variable,
  * so a misconfigured container stops at boot instead of misbehaving later.
  * Values are never echoed: a URL may carry a password.
  */
@@ -141,10 +238,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const picked = Object.fromEntries(
     CONFIG_VARIABLES.map((k) => [k, source[k] === '' && k !== 'CORS_ORIGINS' ? undefined : source[k]]),
   );
-  const parsed = schema.safeParse(picked);
+  const parsed = checked.safeParse(picked);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One line, whatever the number of problems: start-up failures print one line.
+    const byVariable = new Map<string, string[]>();
+    for (const i of parsed.error.issues)
+      byVariable.set(i.path.join('.'), [...(byVariable.get(i.path.join('.')) ?? []), i.message]);
+    const problems = [...byVariable].map(([name, messages]) => `${name}: ${messages.join(', ')}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return new AppConfig(parsed.data);
 }

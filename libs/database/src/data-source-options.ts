@@ -1,7 +1,6 @@
 import { types } from 'pg';
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
@@ -11,7 +10,8 @@ export function dataSourceOptions(config: AppConfig, overrides: Partial<{ poolSi
   return {
     type: 'postgres',
     url: config.databaseUrl,
-    entities: ENTITIES,
+    // No entities: every feature reads and writes through preparedQuery (docs/internals/architecture.md).
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -3,13 +3,18 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { dataSourceOptions } from './data-source-options';
 
+/** DATABASE_URL with its database replaced by the server's maintenance database, which always exists. */
+export function maintenanceUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  return url.toString();
+}
+
 /** Creates the database named in DATABASE_URL when it does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error('DATABASE_URL names an unsupported database name');
-  url.pathname = '/postgres';
-  const client = new Client({ connectionString: url.toString() });
+  const client = new Client({ connectionString: maintenanceUrl(databaseUrl) });
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

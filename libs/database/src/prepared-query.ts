@@ -1,7 +1,5 @@
-import { Pool, PoolClient, QueryResultRow } from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { PoolClient, QueryResultRow } from 'pg';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 /** Statement names by text. Callers build texts from fixed fragments only, so this stays small. */
 const names = new Map<string, string>();
@@ -9,10 +7,12 @@ const names = new Map<string, string>();
 /**
  * One statement as a named (prepared) statement: each connection parses and plans it once,
  * where TypeORM's query() sends it unnamed and Postgres parses and plans it on every call
- * (half of Postgres's CPU on GET /pets/{id}, docs/benchmarks.md). On a DataSource or its
- * manager it runs on TypeORM's own pool; on a transaction's manager, on that transaction's
- * connection. `text` must not embed values (they go in `values`), and must list its columns,
- * so a migration that adds columns leaves the cached plans valid.
+ * (half of Postgres's CPU on GET /pets/{id}, docs/internals/benchmarks.md). On a transaction's
+ * manager it runs on that transaction's connection; otherwise on a connection taken from
+ * TypeORM's pool for the statement. Only TypeORM's public API: QueryRunner.connect() hands back
+ * the driver's connection (node-postgres's client). `text` must not embed values (they go in
+ * `values`), and must list its columns, so a migration that adds columns leaves the cached
+ * plans valid.
  */
 export async function preparedQuery<T extends QueryResultRow>(
   db: DataSource | EntityManager,
@@ -21,10 +21,13 @@ export async function preparedQuery<T extends QueryResultRow>(
 ): Promise<T[]> {
   let name = names.get(text);
   if (!name) names.set(text, (name = `petstore_${names.size + 1}`));
-  const runner = db instanceof DataSource ? undefined : (db.queryRunner as PostgresQueryRunner | undefined);
-  // connect() hands back the connection the manager's runner (its transaction) already holds.
-  const client: Pool | PoolClient = runner
-    ? await runner.connect()
-    : ((db instanceof DataSource ? db : db.connection).driver as PostgresDriver).master;
-  return (await client.query<T>({ name, text, values })).rows;
+  const held = db instanceof DataSource ? undefined : db.queryRunner;
+  const runner: QueryRunner = held ?? (db instanceof DataSource ? db : db.connection).createQueryRunner();
+  try {
+    // connect() returns the connection the runner holds, taking one from the pool first if needed.
+    const client = (await runner.connect()) as PoolClient;
+    return (await client.query<T>({ name, text, values })).rows;
+  } finally {
+    if (!held) await runner.release();
+  }
 }

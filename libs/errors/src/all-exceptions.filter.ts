@@ -23,7 +23,7 @@ function fromHttpException(e: HttpException): ApiError {
   const byStatus: Record<number, [ErrorCode, string]> = {
     400: ['invalid_json', 'The request body is not valid JSON'],
     404: ['not_found', 'No such route'],
-    405: ['not_found', 'No such route'],
+    405: ['method_not_allowed', 'The method is not allowed on this path'],
     413: ['payload_too_large', 'The request body is too large'],
   };
   const [code, message] =

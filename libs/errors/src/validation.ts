@@ -1,5 +1,7 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateBy, ValidateIf } from 'class-validator';
 import { ApiError, ErrorDetail } from './api-error';
+import { parseDateTime } from './input-rules';
 
 function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   return errors.flatMap((e) => {
@@ -69,13 +71,29 @@ export class ParseIdPipe implements PipeTransform<string, number> {
   }
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
 /**
  * For `@Transform(toDateTime)` + `@IsDate()` on a `format: date-time` body field: only an
- * RFC 3339 string becomes a Date. `@Type(() => Date)` would also turn numbers, booleans and
+ * RFC 3339 string naming a real instant (not `02-30`) becomes a Date. `@Type(() => Date)` would also turn numbers, booleans and
  * strings like "2026" into dates, accepting what the document says is invalid.
  */
 export function toDateTime({ value }: { value: unknown }): unknown {
-  return typeof value === 'string' && RFC3339.test(value) ? new Date(value) : value;
+  return typeof value === 'string' ? (parseDateTime(value) ?? value) : value;
+}
+
+/**
+ * An optional field: it may be absent, and `null` only where `nullable` says so (the document
+ * marks those `nullable: true`). class-validator's own IsOptional skips every validator for
+ * `null` too, which let `{"name": null}` through fields the document does not let be null
+ * (eslint forbids importing it).
+ */
+export function IsOptional({ nullable = false }: { nullable?: boolean } = {}): PropertyDecorator {
+  const notNull = ValidateBy({
+    name: 'isNotNull',
+    validator: { validate: (value: unknown) => value !== null, defaultMessage: () => '$property must not be null' },
+  });
+  const skip = ValidateIf((_object: object, value: unknown) => value !== undefined && !(nullable && value === null));
+  return (target, property) => {
+    skip(target, property);
+    notNull(target, property);
+  };
 }

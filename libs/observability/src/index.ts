@@ -1,3 +1,6 @@
 export * from './logger';
 export * from './http-metrics';
 export * from './readiness.service';
+export * from './tracing';
+export * from './start-up';
+export * from './shutdown-watchdog';

@@ -1,24 +1,54 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import { AppConfig } from '@app/config';
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-/** API-key-shaped text (the `pst_` prefix of libs/auth's key format): kept out of logs. */
-const KEY_SHAPED = /pst_[0-9A-Za-z]+/g;
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** API-key-shaped text (the `pst_` prefix of libs/access's key format, in any case): kept out of logs. */
+const KEY_SHAPED = /pst_[0-9A-Za-z]+/gi;
+/**
+ * A request id that could be a key: the prefix in any spelling, or a run of 32+ letters and
+ * digits beyond hex (a key's secret part is 38 base62 characters; hex trace ids stay allowed).
+ */
+const KEY_LIKE_ID = /pst[._-]|[0-9A-Za-z]*[g-zG-Z][0-9A-Za-z]*/gi;
 
 export function redactKeys(text: string): string {
   return text.replace(KEY_SHAPED, 'pst_[redacted]');
 }
 
+function looksLikeKey(id: string): boolean {
+  return (id.match(KEY_LIKE_ID) ?? []).some((run) => run.length >= 32 || /^pst[._-]$/i.test(run));
+}
+
 /**
- * The caller's X-Request-Id when it is sane, else a fresh one; echoed on the response.
- * A key sent as the id (a client mixing up headers) would be logged on every line: refused.
+ * A path as it may be logged: percent-decoded first (a few rounds, for double encoding) so
+ * `pst%5F...` is redacted like `pst_...`; a path that does not decode is redacted as sent.
+ */
+export function loggablePath(url: string): string {
+  let path = url.split('?')[0];
+  for (let round = 0; round < 3 && path.includes('%'); round++) {
+    try {
+      const decoded = decodeURIComponent(path);
+      if (decoded === path) break;
+      path = decoded;
+    } catch {
+      break;
+    }
+  }
+  return redactKeys(path);
+}
+
+/**
+ * The caller's X-Request-Id when it is safe (1-64 of [A-Za-z0-9._-], nothing key-like), else a
+ * fresh one; echoed on the response. A key sent as the id (a client mixing up headers, or a
+ * probe of our redaction) would otherwise be echoed and logged on every line of the request.
  */
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) && redactKeys(given) === given ? given : randomUUID();
+  const id = typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
   return id;
 }
@@ -29,6 +59,17 @@ const roots = new Map<string, Logger>();
  * One JSON logger per app and process. Writes are asynchronous (no sync I/O per request)
  * and flushed on exit. Errors are logged as class and message only: no stack, no SQL.
  */
+/**
+ * The log file is opened synchronously, once: a destination that opens it asynchronously is not
+ * ready for pino's flush at exit when a process fails within its first milliseconds (a port in
+ * use), and that flush then throws instead of writing the line.
+ */
+function openLogFile(file: string | undefined): number {
+  if (!file) return 1;
+  mkdirSync(dirname(file), { recursive: true });
+  return openSync(file, 'a');
+}
+
 export function rootLogger(config: AppConfig, app: string): Logger {
   let logger = roots.get(app);
   if (!logger) {
@@ -39,7 +80,7 @@ export function rootLogger(config: AppConfig, app: string): Logger {
         timestamp: pino.stdTimeFunctions.isoTime,
         serializers: { err: (err: Error) => ({ type: err.name, message: err.message }) },
       },
-      pino.destination({ dest: config.logFile ?? 1, sync: false, mkdir: true }),
+      pino.destination({ dest: openLogFile(config.logFile), sync: false }),
     );
     roots.set(app, logger);
   }
@@ -64,8 +105,8 @@ export function accessLog(logger: Logger) {
       const line = {
         reqId: id,
         method: req.method,
-        // A key pasted into a path (GET /keys/pst_...) must not reach the log either.
-        path: redactKeys(url.split('?')[0]),
+        // A key pasted into a path (GET /keys/pst_..., pst%5F...) must not reach the log either.
+        path: loggablePath(url),
         status: res.statusCode,
         ms: Math.round(performance.now() - started),
         ...(res.writableFinished ? {} : { aborted: true }),

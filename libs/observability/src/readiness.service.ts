@@ -1,11 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
+import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { REDIS } from '@app/redis';
+import { preparedQuery } from '@app/database';
+
+export type Dependency = 'postgres' | 'redis';
 
 export interface Readiness {
+  /** Every dependency the app cannot serve without is up. */
   ready: boolean;
-  checks: { postgres: 'up' | 'down'; redis: 'up' | 'down' };
+  /** `degraded`: ready, but a dependency it can do without is down. */
+  status: 'ok' | 'degraded' | 'unavailable';
+  checks: Record<Dependency, 'up' | 'down'>;
 }
 
 const TIMEOUT_MS = 1_000;
@@ -18,20 +25,61 @@ function within<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Can this process reach Postgres and Redis right now? Used by /health/ready of both apps. */
+/** The dependencies down, as the `details` of a 503 body. */
+export function unreachable(r: Readiness): { field: Dependency; message: string }[] {
+  return (Object.keys(r.checks) as Dependency[])
+    .filter((d) => r.checks[d] === 'down')
+    .map((field) => ({ field, message: 'unreachable' }));
+}
+
+/** The service each scrape asks: the last one built (one per process outside the tests). */
+const scraped: { service?: ReadinessService } = {};
+
+const dependencyUp = new Gauge({
+  name: 'petstore_dependency_up',
+  help: '1 when this process reaches the dependency (checked at each scrape and readiness probe), else 0',
+  labelNames: ['dependency'] as const,
+  async collect() {
+    await scraped.service?.dependencies();
+  },
+});
+
+/**
+ * Can this process reach Postgres and Redis right now? Each app says which of them it cannot
+ * serve without (docs/operations.md, "Health checks"); the others only make it degraded.
+ */
 @Injectable()
-export class ReadinessService {
+export class ReadinessService implements OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(REDIS) private readonly redis: Redis,
-  ) {}
+  ) {
+    scraped.service = this;
+  }
 
-  async check(): Promise<Readiness> {
-    const [pg, rd] = await Promise.allSettled([within(this.dataSource.query('SELECT 1')), within(this.redis.ping())]);
+  /** Pings both (1 s each, in parallel) and updates petstore_dependency_up. */
+  async dependencies(): Promise<Readiness['checks']> {
+    const [pg, rd] = await Promise.allSettled([
+      within(preparedQuery(this.dataSource, 'SELECT 1', [])),
+      within(this.redis.ping()),
+    ]);
     const checks = {
       postgres: pg.status === 'fulfilled' ? 'up' : 'down',
       redis: rd.status === 'fulfilled' ? 'up' : 'down',
     } as const;
-    return { ready: checks.postgres === 'up' && checks.redis === 'up', checks };
+    for (const [dependency, state] of Object.entries(checks)) dependencyUp.set({ dependency }, state === 'up' ? 1 : 0);
+    return checks;
+  }
+
+  /** Ready when every dependency in `required` is up. */
+  async check(required: readonly Dependency[]): Promise<Readiness> {
+    const checks = await this.dependencies();
+    const ready = required.every((d) => checks[d] === 'up');
+    const status = !ready ? 'unavailable' : Object.values(checks).includes('down') ? 'degraded' : 'ok';
+    return { ready, status, checks };
+  }
+
+  onModuleDestroy(): void {
+    if (scraped.service === this) scraped.service = undefined;
   }
 }

@@ -17,12 +17,6 @@ export function redisOptions(url: string): RedisOptions {
 }
 
 /**
- * The plan limiter's script command. The limiter batches its own calls (one per account and
- * event-loop turn); auto-pipelining would hold each batch back one more turn.
- */
-export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
-
-/**
  * A client for request-path commands: fails fast instead of queueing while Redis is down,
  * so callers can fall back (limiter) or degrade (cache) within a bounded time.
  */
@@ -36,7 +30,6 @@ export function createFailFastClient(url: string, name: string): Redis {
     // Commands issued in the same event-loop tick (concurrent requests' idempotency claims, for
     // one) leave in one write: each socket write is a system call and a wake-up of Redis.
     enableAutoPipelining: true,
-    autoPipeliningIgnoredCommands: [RATE_LIMIT_COMMAND],
   });
   // Without a listener, ioredis prints every error with its stack to stderr. One warning per
   // distinct error until the connection is ready again: an outage fails every retry alike.

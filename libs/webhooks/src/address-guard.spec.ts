@@ -25,6 +25,9 @@ describe('isPrivateAddress', () => {
     '::ffff:a9fe:a9fe',
     '64:ff9b::a9fe:a9fe',
     '2002:7f00:1::',
+    '2002:808:808::', // 6to4 is refused whole (RFC 7526 deprecated it): the relay is anyone's
+    '64:ff9b:1::808:808',
+    '2001::1',
     '[::1]',
     'not-an-ip',
   ])('refuses %s', (ip) => {
@@ -38,7 +41,7 @@ describe('isPrivateAddress', () => {
     '192.169.0.1',
     '2606:4700::1111',
     '::ffff:8.8.8.8',
-    '2002:808:808::',
+    '64:ff9b::808:808',
   ])('accepts public %s', (ip) => {
     expect(isPrivateAddress(ip)).toBe(false);
   });

@@ -1,27 +1,14 @@
-import { DomainEvent, Webhook } from '@app/database';
+import { Webhook } from '@app/database';
 
-/** An event as API users see it, in GET /events and in webhook deliveries alike. */
-export interface PublicEvent {
-  id: number;
-  type: string;
-  resourceType: string;
-  resourceId: string;
-  sequence: number;
-  data: Record<string, unknown>;
-  createdAt: string;
-}
+/** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
+export const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.status,
+  w.disabled_at AS "disabledAt", w.created_at AS "createdAt"`;
 
-export function toPublicEvent(e: DomainEvent): PublicEvent {
-  return {
-    id: e.id,
-    type: e.type,
-    resourceType: e.resourceType,
-    resourceId: e.resourceId,
-    sequence: e.sequence,
-    data: e.data,
-    createdAt: new Date(e.createdAt).toISOString(),
-  };
-}
+/** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
+export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
+  d.event_type AS "eventType", d.status, d.attempts, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+  d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
+  d.created_at AS "createdAt"`;
 
 /** A webhook as API users see it: never its secret. */
 export interface WebhookView {

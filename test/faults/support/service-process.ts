@@ -1,4 +1,5 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -48,7 +49,8 @@ export class ServiceProcess {
     readonly port: number,
   ) {
     mkdirSync(LOG_DIR, { recursive: true });
-    this.logFile = join(LOG_DIR, `${app}-${process.pid}-${++seq}.log`);
+    // Unique across test files too: jest gives each file a fresh module (seq restarts) in the same process.
+    this.logFile = join(LOG_DIR, `${app}-${process.pid}-${Date.now()}-${++seq}.log`);
     this.url = `http://127.0.0.1:${port}`;
   }
 
@@ -124,6 +126,15 @@ export class ServiceProcess {
   get errors(): string {
     return this.stderr;
   }
+
+  /** The value of a metric on the process's /metrics, e.g. `metric('x', { space: 'old' })` (NaN when absent). */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    const text = await (await fetch(`${this.url}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+    const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+    const series = pairs.length ? `${name}{${pairs.join(',')}}` : name;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : NaN;
+  }
 }
 
 export async function stopAll(processes: (ServiceProcess | undefined)[]): Promise<void> {
@@ -131,6 +142,42 @@ export async function stopAll(processes: (ServiceProcess | undefined)[]): Promis
 }
 
 const exec = promisify(execFile);
+
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  ms: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node dist/apps/<app>/main.js ...args` to its end (killed after `timeoutMs`), with the
+ * test environment plus `env`, and returns what it printed: for start-ups expected to fail.
+ */
+export async function runToExit(
+  app: 'api' | 'worker' | 'cli',
+  env: Record<string, string>,
+  args: string[] = [],
+  timeoutMs = 15_000,
+): Promise<Run> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [join(root, 'dist', 'apps', app, 'main.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  children.delete(child);
+  return { code, signal, ms: Date.now() - started, stdout, stderr };
+}
 
 /** An enterprise account with limits high enough that load tests never meet a 429, made by the operator CLI. */
 export async function createAccount(databaseUrl: string, name: string): Promise<{ accountId: number; apiKey: string }> {

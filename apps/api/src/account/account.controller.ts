@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { AccountsService, AuthContext } from '@app/auth';
-import { limitsFor } from '@app/rate-limit';
+import { AccountsService, AuthContext } from '@app/access';
+import { limitsFor } from '@app/access';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 
@@ -24,7 +24,12 @@ export class AccountController {
   constructor(private readonly accounts: AccountsService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'getAccount', summary: 'The account of the calling key, with its plan limits' })
+  @ApiOperation({
+    operationId: 'getAccount',
+    summary: 'The account of the calling key, with its plan limits',
+    description:
+      'The account the API key belongs to: its plan and the per-minute and per-day request limits of that plan. Use it to check which key you are using.',
+  })
   @ApiOkResponse({ type: AccountView })
   @ApiErrors()
   async get(@Auth() auth: AuthContext): Promise<AccountView> {

@@ -1,16 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Patch,
-  Post,
-  Query,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiHeader,
@@ -20,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
+import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
@@ -28,8 +16,9 @@ import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page, PageQuery } from '../common/pagination';
-import { CategorySchema, CategoryUpdateDto, CategoryView, NewCategoryDto } from './categories.dto';
-import { CategoriesService } from './categories.service';
+import { CategorySchema, CategoryUpdateDto, NewCategoryDto } from './categories.dto';
+import { CategoriesService, CategoryView } from '@app/catalog';
+import { locationOf } from '../openapi/location-header';
 
 @ApiTags('Pets')
 @Controller('categories')
@@ -40,7 +29,12 @@ export class CategoriesController {
   ) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listCategories', summary: 'Categories of the account, by id (keyset pages)' })
+  @ApiOperation({
+    operationId: 'listCategories',
+    summary: 'Categories of the account, by id (keyset pages)',
+    description:
+      'The account\'s categories in id order, in keyset pages: pass `limit`, then follow the `Link: rel="next"` header until an answer has none.',
+  })
   @ApiOkResponse({ type: [CategorySchema], description: 'A page; `Link: <...>; rel="next"` when there is more' })
   async list(
     @Auth() auth: AuthContext,
@@ -52,8 +46,17 @@ export class CategoriesController {
 
   @Post()
   @Idempotent()
-  @ApiOperation({ operationId: 'createCategory', summary: 'Create a category (names unique per account, any case)' })
-  @ApiCreatedResponse({ type: CategorySchema, description: 'Created; `Location` names it' })
+  @ApiOperation({
+    operationId: 'createCategory',
+    summary: 'Create a category (names unique per account, any case)',
+    description:
+      'Creates a category. Names are unique within the account regardless of case: a duplicate is 409 `category_exists`. Send an Idempotency-Key so a retry does not create a second one.',
+  })
+  @ApiCreatedResponse({
+    type: CategorySchema,
+    description: 'Created; `Location` names it',
+    headers: locationOf('/v1/categories/{categoryId}'),
+  })
   @ApiErrors(409)
   async create(
     @Auth() auth: AuthContext,
@@ -68,7 +71,12 @@ export class CategoriesController {
   }
 
   @Get(':categoryId')
-  @ApiOperation({ operationId: 'getCategory', summary: 'One category (with ETag; If-None-Match gives 304)' })
+  @ApiOperation({
+    operationId: 'getCategory',
+    summary: 'One category (with ETag; If-None-Match gives 304)',
+    description:
+      'One category of the account, with its ETag. Send the ETag back in If-None-Match to get 304 when it has not changed, or in If-Match to update or delete it safely.',
+  })
   @ApiOkResponse({ type: CategorySchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
   async getOne(
@@ -80,7 +88,12 @@ export class CategoriesController {
   }
 
   @Patch(':categoryId')
-  @ApiOperation({ operationId: 'updateCategory', summary: 'Change a category' })
+  @ApiOperation({
+    operationId: 'updateCategory',
+    summary: 'Change a category',
+    description:
+      'Changes the fields sent (only `name` today). With If-Match the change is made only if the category still has that ETag (412 otherwise). A name another category has, in any case, is 409 `category_exists`.',
+  })
   @ApiOkResponse({ type: CategorySchema })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(409, 412)
@@ -96,7 +109,12 @@ export class CategoriesController {
 
   @Delete(':categoryId')
   @HttpCode(204)
-  @ApiOperation({ operationId: 'deleteCategory', summary: 'Delete a category no pet uses (else 409 category_in_use)' })
+  @ApiOperation({
+    operationId: 'deleteCategory',
+    summary: 'Delete a category no pet uses (else 409 category_in_use)',
+    description:
+      'Deletes a category no pet uses; one still in use is 409 `category_in_use` (move or delete its pets first). With If-Match, only if the ETag still matches (412 otherwise).',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(409, 412)

@@ -1,11 +1,19 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsString, Length, MaxLength } from 'class-validator';
+import { IsOptional, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 
 @ApiSchema({ name: 'NewCategory' })
 export class NewCategoryDto {
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Dogs', description: 'Category name (a kind of animal)' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 100,
+    pattern: SAFE_NAME_PATTERN,
+    example: 'Dogs',
+    description: 'Category name (a kind of animal); no control, bidi-override or zero-width characters',
+  })
   @IsString()
   @Length(1, 100)
+  @SafeName()
   name!: string;
 
   @ApiPropertyOptional({ maxLength: 1000, example: 'Domestic dogs', description: 'Short description of the category' })
@@ -18,14 +26,15 @@ export class NewCategoryDto {
 /** PATCH body: the fields to change; `description: null` removes the description. */
 @ApiSchema({ name: 'CategoryUpdate' })
 export class CategoryUpdateDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, pattern: SAFE_NAME_PATTERN })
   @IsOptional()
   @IsString()
   @Length(1, 100)
+  @SafeName()
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 1000, nullable: true, type: String })
-  @IsOptional()
+  @IsOptional({ nullable: true })
   @IsString()
   @MaxLength(1000)
   description?: string | null;
@@ -37,8 +46,3 @@ export class CategorySchema extends NewCategoryDto {
   id!: number;
 }
 
-export interface CategoryView {
-  id: number;
-  name: string;
-  description?: string;
-}

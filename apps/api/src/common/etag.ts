@@ -1,32 +1,5 @@
-import { hash } from 'node:crypto';
 import type { Response } from 'express';
-import { ApiError } from '@app/errors';
-
-/** A strong entity tag: a hash of the JSON representation, which is what the client receives. */
-export function entityTag(representation: object): string {
-  return tagOfJson(JSON.stringify(representation));
-}
-
-/** One-shot hash (no Hash object per request for the GC to finalise). */
-function tagOfJson(json: string): string {
-  return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`;
-}
-
-function tags(header: string): string[] {
-  return header.split(',').map((t) => t.trim());
-}
-
-/**
- * If-Match on a write: strong comparison (RFC 9110 13.1.1); the caller checks the current
- * representation inside the transaction that holds the row lock, so "current" cannot move.
- */
-export function assertIfMatch(header: string | undefined, current: object): void {
-  if (!header) return;
-  const tag = entityTag(current);
-  if (!tags(header).some((t) => t === '*' || t === tag)) {
-    throw new ApiError('precondition_failed', 'If-Match does not match the current ETag of the record');
-  }
-}
+import { entityTags, tagOfJson } from '@app/errors';
 
 const READS = new Set(['GET', 'HEAD']);
 
@@ -37,7 +10,7 @@ const READS = new Set(['GET', 'HEAD']);
  */
 function noneMatchHits(header: string | undefined, tag: string): boolean {
   if (!header) return false;
-  return tags(header).some((t) => t === '*' || t.replace(/^W\//, '') === tag);
+  return entityTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === tag);
 }
 
 /**
@@ -45,7 +18,7 @@ function noneMatchHits(header: string | undefined, tag: string): boolean {
  * from, which the handler answers with (serialised once); a read whose If-None-Match names
  * the tag gets 304 and no body. Express's own etag is disabled app-wide: only these answers
  * carry one. A function the handler calls rather than an interceptor: Nest's interceptor chain
- * cost a fifth of the instructions of GET /pets/{petId} (docs/benchmarks.md).
+ * cost a fifth of the instructions of GET /pets/{petId} (docs/internals/benchmarks.md).
  */
 export function taggedJson(res: Response, representation: object): string | undefined {
   const json = JSON.stringify(representation);

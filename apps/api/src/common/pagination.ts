@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
+import { IsOptional } from '@app/errors';
 import type { Response } from 'express';
 
 export const MAX_PAGE_SIZE = 100;
@@ -43,10 +44,12 @@ export class PageQuery extends PageLimit {
   after?: number;
 }
 
-/** `ids=1,2,3` to a number array; anything malformed becomes NaN so validation names it. */
+/** `ids=1,2,3` to a number array; anything malformed or above 2^53-1 (which Number would round) becomes NaN so validation names it. */
 export const CommaSeparatedIds = () =>
   Transform(({ value }) =>
-    typeof value === 'string' ? value.split(',').map((s) => (/^[1-9][0-9]{0,15}$/.test(s) ? Number(s) : NaN)) : value,
+    typeof value === 'string'
+      ? value.split(',').map((s) => (/^[1-9][0-9]{0,15}$/.test(s) && Number.isSafeInteger(Number(s)) ? Number(s) : NaN))
+      : value,
   );
 
 /** `true`/`false` to a boolean; anything else is left for @IsBoolean to refuse. */

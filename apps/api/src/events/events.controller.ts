@@ -1,12 +1,12 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
-import { PublicEvent } from '@app/webhooks';
+import { AuthContext } from '@app/access';
+import { PublicEvent } from '@app/events';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { EventSchema, ListEventsQuery } from './events.dto';
-import { EventsService } from './events.service';
+import { EventsService } from '@app/events';
 import { LINK_HEADER, page } from '../common/pagination';
 
 @ApiTags('Events')
@@ -19,6 +19,8 @@ export class EventsController {
   @ApiOperation({
     operationId: 'listEvents',
     summary: 'The account’s domain events, oldest first; poll with `after` for new ones',
+    description:
+      'The account\'s domain events in id order (oldest first), in keyset pages. Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema).',
   })
   @ApiOkResponse({ type: [EventSchema], headers: LINK_HEADER })
   @ApiErrors()

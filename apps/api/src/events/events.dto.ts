@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
-import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/outbox';
+import { IsIn } from 'class-validator';
+import { IsOptional } from '@app/errors';
+import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
 import { PageQuery } from '../common/pagination';
 
 export class ListEventsQuery extends PageQuery {

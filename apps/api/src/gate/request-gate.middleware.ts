@@ -1,10 +1,20 @@
-import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
+import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { ApiKeyAuthenticator, AuthContext } from '@app/auth';
 import { Clock } from '@app/config';
-import { ApiError, describe } from '@app/errors';
-import { TransactionService } from '@app/outbox';
-import { ANONYMOUS_LIMITS, limitsFor, PlanRateLimiter, RateLimitDecision, rateLimitHeaders } from '@app/rate-limit';
+import { ApiError } from '@app/errors';
+import {
+  ANONYMOUS_LIMITS,
+  ApiKeyAuthenticator,
+  ApiKeysService,
+  AuthContext,
+  keySubject,
+  limitsFor,
+  PlanRateLimiter,
+  RateLimitDecision,
+  rateLimitHeaders,
+  RateLimitSubject,
+} from '@app/access';
+import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
 
 // On res.locals (the API's server declares these two fields up front, see http-server.ts) rather
 // than on the request: a property added to every request cost an inline-cache miss and a
@@ -17,6 +27,12 @@ declare module 'express-serve-static-core' {
     rateLimit?: RateLimitDecision;
   }
 }
+
+/** Key management needs `admin`, not `write` (ApiKeysService checks it); tested only for keys without `write`. */
+const KEYS_PATH = /^\/v1\/keys(\/|$)/i;
+const isKeysPath = (path: string) => KEYS_PATH.test(path);
+
+const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
 const BEARER = /^Bearer ([^\s]+)$/i; // the scheme is case-insensitive (RFC 9110)
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -32,12 +48,11 @@ const isPeekPath = (path: string) => path.length >= 14 && path.length <= 15 && P
  */
 @Injectable()
 export class RequestGateMiddleware implements NestMiddleware {
-  private readonly logger = new Logger(RequestGateMiddleware.name);
 
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly limiter: PlanRateLimiter,
-    private readonly tx: TransactionService,
+    private readonly keys: ApiKeysService,
     private readonly clock: Clock,
   ) {}
 
@@ -47,20 +62,35 @@ export class RequestGateMiddleware implements NestMiddleware {
 
   private async gate(req: Request, res: Response): Promise<void> {
     const now = this.clock.nowMs();
-    // A key that cannot be checked (Postgres unreachable, key not cached) is limited per client
-    // address like a missing one, so its 503 carries the rate-limit headers too.
-    const { auth, failure } = await this.identify(req.headers.authorization, now).catch((err: unknown) => ({
-      auth: undefined,
-      failure: err,
-    }));
-    const subject = auth
-      ? { bucket: `a:${auth.accountId}`, banKey: `k${auth.keyId}`, plan: auth.plan }
-      : { bucket: `ip:${req.ip ?? 'unknown'}`, banKey: 'ip', plan: 'anonymous' };
-    const limits = auth ? limitsFor(auth) : ANONYMOUS_LIMITS;
+    const address: RateLimitSubject = { bucket: addressBucket(req.ip), banKey: 'ip', plan: 'anonymous' };
+    const known: { auth?: AuthContext; failure?: unknown; token?: string } = hasDuplicateAuthorization(req.rawHeaders)
+      ? { failure: duplicateAuthorization() }
+      : this.fromCache(req.headers.authorization, now);
+    let { auth, failure } = known;
+    let decision: RateLimitDecision | undefined;
+    if (known.token !== undefined && this.authenticator.wasVerified(known.token)) {
+      // A key Postgres confirmed before, whose cached answer went stale: its own cost. (Its
+      // address may have spent its anonymous budget; that must not refuse a working key.)
+      ({ auth, failure } = await this.lookUp(known.token, now));
+    } else if (known.token !== undefined) {
+      // Only Postgres knows this key, and anyone can make up keys with a valid checksum: the
+      // client address pays for the lookup first, so a refused address costs Postgres nothing.
+      decision = await this.limiter.consume(address, ANONYMOUS_LIMITS, now);
+      // A key that cannot be checked (Postgres unreachable) is limited per client address like a
+      // missing one, so its 503 carries the rate-limit headers too.
+      if (decision.outcome === 'admitted') {
+        ({ auth, failure } = await this.lookUp(known.token, now));
+        if (auth) decision = undefined; // a real key: its account's budget applies as well
+      }
+    }
     const peek = auth !== undefined && req.method === 'GET' && isPeekPath(req.path);
-    const decision = peek
-      ? await this.limiter.peek(subject, limits, now)
-      : await this.limiter.consume(subject, limits, now);
+    if (!decision) {
+      const subject = auth ? keySubject(auth.accountId, auth.keyId, auth.plan) : address;
+      const limits = auth ? limitsFor(auth) : ANONYMOUS_LIMITS;
+      decision = peek
+        ? await this.limiter.peek(subject, limits, now)
+        : await this.limiter.consume(subject, limits, now);
+    }
     res.locals.rateLimit = decision;
     // setHeader rather than Express's res.set, which lowercases every name once more for its
     // Content-Type check.
@@ -70,7 +100,7 @@ export class RequestGateMiddleware implements NestMiddleware {
 
     // GET /rate_limit answers even a banned key, so a client can see when its ban ends.
     if (decision.outcome === 'banned' && !peek) {
-      if (decision.newlyBanned && auth) await this.recordBan(auth);
+      if (decision.newlyBanned && auth) await this.keys.recordBan(auth);
       throw new ApiError(
         'api_key_banned',
         `This ${auth ? 'API key' : 'client address'} is temporarily banned for ignoring 429 answers; see Retry-After`,
@@ -83,8 +113,8 @@ export class RequestGateMiddleware implements NestMiddleware {
       );
     }
     if (failure) throw failure;
-    if (auth && !READ_METHODS.has(req.method) && !auth.scopes.includes('write')) {
-      throw new ApiError('insufficient_scope', 'This API key has only the read scope');
+    if (auth && !READ_METHODS.has(req.method) && !auth.scopes.includes('write') && !isKeysPath(req.path)) {
+      throw new ApiError('insufficient_scope', 'This API key lacks the write scope');
     }
     res.locals.auth = auth;
   }
@@ -95,35 +125,30 @@ export class RequestGateMiddleware implements NestMiddleware {
    * the limiter ran. Public so that the benchmark can measure it without the limiter.
    */
   async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
+    const known = this.fromCache(header, now);
+    return known.token === undefined ? known : this.lookUp(known.token, now);
+  }
+
+  /** What the header and the cache of verified keys tell without I/O; `token` when Postgres must be asked. */
+  private fromCache(
+    header: string | undefined,
+    now: number,
+  ): { auth?: AuthContext; failure?: unknown; token?: string } {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
     if (!match)
       return { failure: new ApiError('invalid_authorization', 'The Authorization header must be Bearer <API_KEY>') };
-    let auth: AuthContext | null;
-    try {
-      auth = await this.authenticator.authenticate(match[1], now);
-    } catch (err) {
-      return { failure: err };
-    }
-    if (!auth)
-      return { failure: new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out') };
-    return { auth };
+    const auth = this.authenticator.cached(match[1], now);
+    if (auth === undefined) return { token: match[1] };
+    return auth ? { auth } : { failure: invalidKey() };
   }
 
-  /** The event is worth a log line if it cannot be recorded, not a different answer than the 429. */
-  private async recordBan(auth: AuthContext): Promise<void> {
+  private async lookUp(token: string, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
     try {
-      await this.tx.run((tx) =>
-        tx.emit({
-          accountId: auth.accountId,
-          type: 'api_key.banned',
-          resourceType: 'api_key',
-          resourceId: auth.keyId,
-          data: { id: auth.keyId, bannedAt: this.clock.now().toISOString() },
-        }),
-      );
+      const auth = await this.authenticator.lookUp(token, now);
+      return auth ? { auth } : { failure: invalidKey() };
     } catch (err) {
-      this.logger.error({ err: describe(err), keyId: auth.keyId }, 'api_key.banned event not recorded');
+      return { failure: err };
     }
   }
 }

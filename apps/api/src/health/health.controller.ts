@@ -2,7 +2,7 @@ import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiError } from '@app/errors';
-import { metricsText, ReadinessService } from '@app/observability';
+import { metricsText, Readiness, ReadinessService, unreachable } from '@app/observability';
 
 /** Operations endpoints: no API key, no rate limit, outside /v1. */
 @ApiExcludeController()
@@ -15,19 +15,21 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /**
+   * Ready while Postgres answers: nearly every route needs it, so a pod without it leaves the
+   * Service and a rollout waits. Redis down is `degraded`, still 200: the API serves without it
+   * (per-process limiter, cached keys), and a 503 would take every pod out at once.
+   */
   @Get('health/ready')
-  async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
-    const r = await this.readiness.check();
+  async ready(): Promise<Omit<Readiness, 'ready'>> {
+    const r = await this.readiness.check(['postgres']);
     if (!r.ready) {
-      const down = Object.entries(r.checks).filter(([, s]) => s === 'down');
-      throw new ApiError(
-        'service_unavailable',
-        `Not ready: ${down.map(([n]) => n).join(', ')} unreachable`,
-        down.map(([field]) => ({ field, message: 'unreachable' })),
-        { 'Retry-After': '5' },
-      );
+      const down = unreachable(r);
+      throw new ApiError('service_unavailable', `Not ready: ${down.map((d) => d.field).join(', ')} unreachable`, down, {
+        'Retry-After': '5',
+      });
     }
-    return { status: 'ok', checks: r.checks };
+    return { status: r.status, checks: r.checks };
   }
 
   @Get('metrics')

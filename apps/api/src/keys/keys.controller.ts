@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import {
   ApiBody,
@@ -8,14 +8,21 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { ApiKeysService, ApiKeyView, AuthContext, IssuedApiKey } from '@app/auth';
+import { ApiKeysService, ApiKeyView, assertManages, AuthContext, IssuedApiKey } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { ApiQuotaError } from '../openapi/api-errors.decorator';
 import { ApiKeySchema, IssuedApiKeySchema, NewApiKeyDto, RotateApiKeyDto } from './keys.dto';
 
+const MANAGEMENT =
+  'Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list ' +
+  'keys but not create, rotate or revoke them (403 `api_key_rotated_out`).';
+
 @ApiTags('Keys')
+@ApiErrors(403)
 @Controller('keys')
 export class KeysController {
   constructor(
@@ -24,33 +31,59 @@ export class KeysController {
   ) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listApiKeys', summary: 'The active keys of the account (never their secrets)' })
+  @ApiOperation({
+    operationId: 'listApiKeys',
+    summary: 'The active keys of the account (never their secrets)',
+    description: `${MANAGEMENT} Every active key of the account (revoked ones are left out) with its name, prefix, scopes, expiry and last use. Secrets are never returned after creation.`,
+  })
   @ApiOkResponse({ type: [ApiKeySchema] })
   list(@Auth() auth: AuthContext): Promise<ApiKeyView[]> {
-    return this.keys.list(auth.accountId);
+    return this.keys.list(auth.accountId, auth);
   }
 
   @Post()
+  @Header('Cache-Control', 'no-store') // the answer carries a secret
+  @ApiQuotaError('keys')
   @Idempotent()
-  @ApiOperation({ operationId: 'createApiKey', summary: 'Issue a key; the secret is in this answer only' })
+  @ApiOperation({
+    operationId: 'createApiKey',
+    summary: 'Issue a key; the secret is in this answer only',
+    description:
+      `${MANAGEMENT} Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes ` +
+      "(403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` " +
+      'and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an ' +
+      "Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys " +
+      '(free 10, pro 25, business 100, enterprise 250; revoked, expired and rotated-out keys do not count); one more is 422 `quota_exceeded`.',
+  })
   @ApiCreatedResponse({ type: IssuedApiKeySchema })
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewApiKeyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<IssuedApiKey> {
-    return this.idempotency.run(res, () => this.keys.create(auth.accountId, body));
+    // The scope is checked before a stored answer (with its secret) could be replayed.
+    assertManages(auth);
+    return this.idempotency.run(res, () => this.keys.create(auth.accountId, body, auth));
   }
 
   @Delete(':keyId')
   @HttpCode(204)
-  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke a key; every replica refuses it within a second' })
+  @ApiOperation({
+    operationId: 'revokeApiKey',
+    summary: 'Revoke a key; every replica refuses it within a second',
+    description:
+      `${MANAGEMENT} Revokes a key at once; requests with it get 401 \`invalid_api_key\` on every replica within about a second. ` +
+      'A key cannot be restored: issue a new one. A key revokes itself or keys with no scope and no expiry beyond its own (else 403 ' +
+      "`insufficient_scope`); the account's last key able to manage keys cannot be revoked (409 `last_admin_key`).",
+  })
   @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiErrors(409)
   async revoke(@Auth() auth: AuthContext, @Param('keyId', ParseIdPipe) keyId: number): Promise<void> {
-    await this.keys.revoke(auth.accountId, keyId);
+    await this.keys.revoke(auth.accountId, keyId, auth);
   }
 
   @Post(':keyId/rotate')
+  @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiBody({
     type: RotateApiKeyDto,
     required: false,
@@ -58,7 +91,12 @@ export class KeysController {
   })
   @ApiOperation({
     operationId: 'rotateApiKey',
-    summary: 'New secret with the same scopes and expiry; the old one works for the grace period',
+    summary: 'New secret with the same scopes and expiry; the old one works for a grace period',
+    description:
+      `${MANAGEMENT} Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for ` +
+      '`gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated ' +
+      '(404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). ' +
+      "A banned key's replacement is banned for the time the ban has left.",
   })
   @ApiCreatedResponse({ type: IssuedApiKeySchema })
   rotate(
@@ -66,6 +104,6 @@ export class KeysController {
     @Param('keyId', ParseIdPipe) keyId: number,
     @Body() body: RotateApiKeyDto,
   ): Promise<IssuedApiKey> {
-    return this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds);
+    return this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth);
   }
 }

@@ -6,7 +6,6 @@ import {
   IsDate,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Length,
   Max,
@@ -14,26 +13,28 @@ import {
 } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { SCOPES, Scope } from '@app/database';
-import { toDateTime } from '@app/errors';
+import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
 
 export class NewApiKeyDto {
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'ci deploy' })
+  @ApiProperty({ minLength: 1, maxLength: 100, pattern: SAFE_NAME_PATTERN, example: 'ci deploy' })
   @IsString()
   @Length(1, 100)
+  @SafeName()
   name!: string;
 
   @ApiPropertyOptional({
     type: [String],
     enum: SCOPES,
     minItems: 1,
-    maxItems: 2,
-    default: ['read', 'write'],
-    description: '`read`: GET only; `write`: everything',
+    maxItems: 3,
+    description:
+      '`read`: GET only; `write`: everything but key management; `admin`: key management. At most the ' +
+      "calling key's own scopes (else 403 `insufficient_scope`); default: the calling key's `read` and `write`",
   })
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(2)
+  @ArrayMaxSize(3)
   @IsIn(SCOPES, { each: true })
   scopes?: Scope[];
 
@@ -41,11 +42,13 @@ export class NewApiKeyDto {
     format: 'date-time',
     nullable: true,
     type: String,
-    description: 'When the key stops working; must be in the future (absent or null: never)',
+    description:
+      "When the key stops working; in the future and no later than the calling key's expiry (else 422 " +
+      "`key_expiry_too_late`). Absent or null: the calling key's expiry (never, if it has none)",
   })
-  @IsOptional()
+  @IsOptional({ nullable: true })
   @Transform(toDateTime)
-  @IsDate()
+  @IsDate({ message: 'expiresAt must be an RFC 3339 date-time naming a real date and time' })
   expiresAt?: Date;
 }
 

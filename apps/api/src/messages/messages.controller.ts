@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
+import { AuthContext } from '@app/access';
 import { MessageView } from '@app/database';
 import { LINK_HEADER, page } from '../common/pagination';
 import { Auth } from '../gate/auth.decorator';
@@ -14,7 +14,8 @@ import {
   MessageSchema,
   NewMessageDto,
 } from './messages.dto';
-import { AcceptedMessage, MessagesService } from './messages.service';
+import { AcceptedMessage, MessagesService } from '@app/messages';
+import { locationOf } from '../openapi/location-header';
 
 @ApiTags('Messages')
 @Controller('messages')
@@ -30,11 +31,13 @@ export class MessagesController {
   @ApiOperation({
     operationId: 'createMessage',
     summary: 'Queue a message; it is stored before the answer and processed by the worker',
+    description:
+      'Stores a message and queues it for the worker, answering 202 with status `queued` before it is processed. Poll GET /messages/{id} (or listen for `message.processed` / `message.failed`) for the result. Send an Idempotency-Key so a retry does not queue it twice.',
   })
   @ApiAcceptedResponse({
     type: MessageSchema,
     description: 'Accepted and queued',
-    headers: { Location: { description: 'The message: /v1/messages/{id}', schema: { type: 'string' } } },
+    headers: locationOf('/v1/messages/{id}'),
   })
   async create(
     @Auth() auth: AuthContext,
@@ -49,7 +52,12 @@ export class MessagesController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listMessages', summary: 'The account’s messages, oldest first, in keyset pages' })
+  @ApiOperation({
+    operationId: 'listMessages',
+    summary: 'The account’s messages, oldest first, in keyset pages',
+    description:
+      'The account\'s messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page.',
+  })
   @ApiOkResponse({ type: [MessageDetailSchema], headers: LINK_HEADER })
   async list(
     @Auth() auth: AuthContext,
@@ -60,7 +68,12 @@ export class MessagesController {
   }
 
   @Get(':id')
-  @ApiOperation({ operationId: 'getMessage', summary: 'A message and its processing state' })
+  @ApiOperation({
+    operationId: 'getMessage',
+    summary: 'A message and its processing state',
+    description:
+      'A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`.',
+  })
   @ApiOkResponse({ type: MessageDetailSchema })
   get(@Auth() auth: AuthContext, @Param() params: MessageIdParams): Promise<MessageView> {
     return this.messages.get(auth.accountId, params.id);

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, ValidateBy } from 'class-validator';
+import { IsIn, IsString, Matches, ValidateBy } from 'class-validator';
+import { IsOptional } from '@app/errors';
 import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/database';
 import { PageLimit } from '../common/pagination';
 
@@ -80,7 +81,11 @@ export class MessageResultSchema {
   @ApiProperty({ type: 'integer', description: 'Length of the text in Unicode characters', example: 17 })
   characters!: number;
 
-  @ApiProperty({ description: 'SHA-256 of the UTF-8 text, hex', pattern: '^[0-9a-f]{64}$' })
+  @ApiProperty({
+    description: 'SHA-256 of the UTF-8 text, hex',
+    pattern: '^[0-9a-f]{64}$',
+    example: '5f056397d1ebb29ad3574201347d02d94855555293db8852d89c9c3e8414fc0b',
+  })
   sha256!: string;
 }
 

@@ -2,6 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
+import { errorExample, exampleOf } from './document-examples';
+import { EVENT_PAYLOAD_MODELS, typeEventData } from './event-payloads';
 
 // The document is walked as plain JSON; its nodes have no useful static type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -43,13 +45,66 @@ const RATE_LIMIT_HEADERS: Record<string, Json> = {
   'X-Request-Id': { description: 'The request id, echoed or generated', required: true, schema: { type: 'string' } },
 };
 const RETRY_AFTER = { 'Retry-After': intHeader('Seconds to wait before retrying') };
-const HEADERS: Record<string, Json> = { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER };
+/** Set by IdempotencyService on an answer replayed for a repeated Idempotency-Key (a component, referenced). */
+const REPLAYED = {
+  description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+  required: false,
+  schema: { type: 'string', enum: ['true'] },
+};
+/** The rate-limit headers proper (X-Request-Id is on every answer). */
+const GATE_HEADERS = Object.keys(RATE_LIMIT_HEADERS).filter((n) => n !== 'X-Request-Id');
+/** Suffix of the variants, in components, of those headers for answers Node may give before the gate. */
+const OPTIONAL = '.unlessRefusedBeforeGate';
+const HEADERS: Record<string, Json> = {
+  ...RATE_LIMIT_HEADERS,
+  ...RETRY_AFTER,
+  'Idempotent-Replayed': REPLAYED,
+  ...Object.fromEntries(
+    GATE_HEADERS.map((n) => [
+      `${n}${OPTIONAL}`,
+      {
+        ...RATE_LIMIT_HEADERS[n],
+        required: false,
+        description: `${RATE_LIMIT_HEADERS[n].description}; absent when Node refused the request before the API key was read`,
+      },
+    ]),
+  ),
+};
+/**
+ * Node answers these itself (apps/api/src/http-server.ts) before any key is read: Error body and
+ * X-Request-Id, no rate-limit headers. Any operation can get them.
+ */
+const BEFORE_GATE = 'Answered before the API key is read: no rate-limit headers, only X-Request-Id. ';
+const PRE_GATE_RESPONSES: Record<string, Json> = {
+  RequestTimeout: {
+    description: `${BEFORE_GATE}The request was not received in time (request_timeout)`,
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+  HeadersTooLarge: {
+    description: `${BEFORE_GATE}The request line and headers exceed 16 KB (headers_too_large)`,
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
+};
+/** Statuses Node may also give before the gate (malformed_request, an oversized chunk extension): rate-limit headers optional. */
+const ALSO_BEFORE_GATE = new Set(['400', '413']);
+/** Response headers the handlers set, by where they apply (completeOperation). */
+const ETAG = { description: 'Version of this representation', required: true, schema: { type: 'string' } };
+/** Answers given before the handler runs (gate, body parser, pipes), or not stored: never replayed. */
+const NOT_FROM_HANDLER = new Set(['400', '401', '403', '413', '429']);
+const LINK = {
+  description: 'The next page, `<...>; rel="next"`, when there may be one (absent on the last page)',
+  schema: { type: 'string' },
+};
 const headerRefs = (names: string[]) =>
   Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const COMMON_ERRORS: Record<string, string> = {
-  '400': 'Invalid JSON, wrong content type, or invalid parameters or body (see code and details)',
+  '400':
+    'Invalid JSON, wrong content type, or invalid parameters or body (see code and details); ' +
+    'an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers',
   '401': 'API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key)',
   '404': 'No such record in this account, or no such route (not_found)',
   '429': 'Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned)',
@@ -78,28 +133,60 @@ export function configuredSunsets(config: AppConfig): Record<string, Date> {
   return { getPet: config.petGetSunsetAt };
 }
 
+/** What a consumer needs before the first call; /docs shows it above the operations. */
+const INFO_DESCRIPTION = `Pets, categories, orders and inventory, a queued message operation, events and webhooks.
+
+**Authentication.** Every request carries \`Authorization: Bearer <API_KEY>\`. A key has the scope \`read\`
+(GET only) or \`read\` and \`write\` (everything); a write with a read-only key is 403 \`insufficient_scope\`.
+
+**Errors.** Every 4xx and 5xx answer is the \`Error\` model: a machine-readable \`code\`, a \`message\`, the
+\`status\` and, for invalid input, \`details\` naming each field at fault. Every answer carries \`X-Request-Id\`.
+Strings (in bodies, paths and queries) must not contain U+0000: such requests are answered 400.
+
+**Rate limits.** Limits apply per account and plan, per minute and per day. Every answer carries
+\`X-RateLimit-Limit\`, \`-Remaining\`, \`-Reset\` (and the IETF draft \`RateLimit\` headers) for the window closest to
+its limit; 429 and 503 carry \`Retry-After\` (seconds). \`GET /rate_limit\` reads the state without counting.
+
+**Retries.** Creating POSTs accept an \`Idempotency-Key\`: a retry with the same key and body gets the first answer
+again (marked \`Idempotent-Replayed: true\`) instead of doing the work twice.
+
+**Pages.** Lists are keyset pages in id order: follow \`Link: <...>; rel="next"\` until an answer has none.
+
+**Conditional requests.** Single records carry an \`ETag\`; \`If-None-Match\` may answer 304, and writes that
+take \`If-Match\` answer 412 when the record changed since.
+
+**Stability.** An operation without \`x-stability\` is stable: it changes only compatibly within \`/v1\`, and a
+removal is announced with \`deprecated\`, an \`x-sunset\` date and the \`Deprecation\` and \`Sunset\` headers, after
+which it answers 410. \`x-stability: beta\` marks an operation whose shape is settled but may still change
+compatibly-breaking with notice in this document; \`x-stability: experimental\` marks one that may change or go
+away without a deprecation period.`;
+
+/** Scopes are not part of an HTTP bearer scheme in OAS 3.0, so the scheme's description states them. */
+const BEARER_DESCRIPTION =
+  'An API key (`pst_…`) of the account, sent as `Authorization: Bearer <key>`. Scopes: `read` allows GET ' +
+  'operations; `write` allows every operation (POST, PUT, PATCH, DELETE). A key without `write` gets 403 ' +
+  '`insufficient_scope` on writes. Keys are issued, rotated and revoked under /keys.';
+
 export function buildOpenApiDocument(app: INestApplication, sunsets: Record<string, Date> = {}): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
-    .setDescription(
-      'Pets, categories, orders and inventory, a queued message operation, events and webhooks. ' +
-        'Every request carries `Authorization: Bearer <API_KEY>`; limits apply per account and plan. ' +
-        'Strings (in bodies, paths and queries) must not contain U+0000: such requests are answered 400.',
-    )
+    .setDescription(INFO_DESCRIPTION)
     .setVersion('1.0.0')
     .addServer('/v1', 'This deployment')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'pst_…' }, 'bearer')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'pst_…', description: BEARER_DESCRIPTION }, 'bearer')
     .addSecurityRequirements('bearer');
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
   const doc = SwaggerModule.createDocument(app, builder.build(), {
     ignoreGlobalPrefix: true,
-    extraModels: [ErrorSchema],
+    extraModels: [ErrorSchema, ...EVENT_PAYLOAD_MODELS],
     operationIdFactory: (_controller, method) => method,
   });
   doc.openapi = '3.0.3';
   delete (doc.info as Json).contact;
   const out = renameSchemas(doc);
   (out.components ??= {}).headers = HEADERS;
+  typeEventData(out.components.schemas as Record<string, Json>);
+  (out.components as Json).responses = { ...out.components.responses, ...PRE_GATE_RESPONSES };
 
   for (const item of Object.values(out.paths) as Json[]) {
     for (const method of HTTP_METHODS.filter((m) => item[m])) {
@@ -110,25 +197,35 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
     }
   }
   forbidUnknownRequestFields(out);
+  optionalBodies(out);
   walkSchemas(out, integerFormats);
+  const schemas = out.components!.schemas as Record<string, Json>;
+  const inlined = new Set<string>();
+  walkSchemas(out, (schema) => nullableReferences(schema, schemas, inlined));
+  for (const name of inlined) if (!JSON.stringify(out).includes(`"#/components/schemas/${name}"`)) delete schemas[name];
+  addExamples(out);
   return out;
 }
 
 function completeOperation(method: string, op: Json): void {
-  // Conditional reads: If-None-Match may answer 304 (no body) and the 200 carries the ETag.
-  const params = (op.parameters ?? []) as Json[];
-  if (params.some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'if-none-match')) {
-    const responses = op.responses as Record<string, Json>;
-    responses['304'] ??= { description: 'Not modified: the ETag sent in If-None-Match is still current' };
-    const ok = responses['200'];
-    if (ok)
-      ok.headers = {
-        ETag: { description: 'Version of this representation', required: true, schema: { type: 'string' } },
-        ...ok.headers,
-      };
-  }
+  const params = uniqueParameters((op.parameters ?? []) as Json[]);
+  if (params.length) op.parameters = params;
   const responses = op.responses as Record<string, Json>;
+  const hasHeader = (name: string) => params.some((p) => p.in === 'header' && String(p.name).toLowerCase() === name);
+  // Conditional reads: If-None-Match may answer 304 (no body); the 200 and the 304 carry the ETag.
+  if (hasHeader('if-none-match')) {
+    responses['304'] ??= { description: 'Not modified: the ETag sent in If-None-Match is still current' };
+    for (const status of ['200', '304']) responses[status].headers = { ETag: ETAG, ...responses[status].headers };
+  }
+  // Conditional writes answer the new representation with its ETag.
+  if (hasHeader('if-match') && responses['200']) responses['200'].headers = { ETag: ETAG, ...responses['200'].headers };
+  // Keyset lists announce the next page in Link (apps/api/src/common/pagination.ts).
+  if (params.some((p) => p.in === 'query' && p.name === 'limit') && responses['200'])
+    responses['200'].headers = { Link: LINK, ...responses['200'].headers };
+  // A deprecated operation announces it (Deprecation, Sunset, the successor Link) on whatever its handler answers.
+  const notice = op.deprecated ? pick(responses['200']?.headers, ['Deprecation', 'Sunset', 'Link']) : {};
   const common = { ...COMMON_ERRORS };
+  const idempotent = hasHeader('idempotency-key');
   if (method !== 'get') common['403'] = 'The API key lacks the write scope (insufficient_scope)';
   if (op.requestBody) common['413'] = 'The body is larger than the limit (payload_too_large)';
   for (const [status, description] of Object.entries(common)) {
@@ -138,12 +235,42 @@ function completeOperation(method: string, op: Json): void {
     if (!response.description) response.description = SUCCESS_DESCRIPTIONS[status] ?? 'Error';
     const names = Object.keys(RATE_LIMIT_HEADERS);
     if (status === '429' || status === '503') names.push('Retry-After');
-    response.headers = { ...headerRefs(names), ...response.headers };
+    const refs = headerRefs(names);
+    if (ALSO_BEFORE_GATE.has(status)) {
+      for (const name of GATE_HEADERS) refs[name] = { $ref: `#/components/headers/${name}${OPTIONAL}` };
+    }
+    response.headers = { ...refs, ...response.headers };
+    if (!NOT_FROM_HANDLER.has(status)) response.headers = { ...notice, ...response.headers };
+    // The handler's answers are stored and replayed, but not 400s (nothing was done) nor 5xx (idempotency.service.ts).
+    if (idempotent && Number(status) < 500 && !NOT_FROM_HANDLER.has(status))
+      response.headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
   }
-  for (const p of (op.parameters ?? []) as Json[]) {
+  responses['408'] = { $ref: '#/components/responses/RequestTimeout' };
+  responses['431'] = { $ref: '#/components/responses/HeadersTooLarge' };
+  for (const p of params) {
     // A bare `number` path parameter is an id parsed by ParseIdPipe.
     if (p.in === 'path' && p.schema?.type === 'number' && !p.schema.format) p.schema = { ...PATH_ID };
   }
+}
+
+function pick(headers: Json | undefined, names: string[]): Json {
+  return Object.fromEntries(names.filter((n) => headers?.[n]).map((n) => [n, { ...headers![n], required: false }]));
+}
+
+/**
+ * One parameter per name: `@Headers('if-match')` makes @nestjs/swagger infer a required
+ * `if-match` beside the `If-Match` declared with @ApiHeader, and header names are
+ * case-insensitive (two parameters break clients and validating proxies). The declared one
+ * (it has a description) is kept.
+ */
+function uniqueParameters(params: Json[]): Json[] {
+  const key = (p: Json) => `${p.in}:${p.in === 'header' ? String(p.name).toLowerCase() : p.name}`;
+  const kept = new Map<string, Json>();
+  for (const p of params) {
+    const seen = kept.get(key(p));
+    if (!seen || (!seen.description && p.description)) kept.set(key(p), p);
+  }
+  return [...kept.values()];
 }
 
 /**
@@ -192,9 +319,77 @@ function forbidUnknownRequestFields(doc: OpenAPIObject): void {
   }
 }
 
-/** `@ApiProperty({ format: 'int64' })` on a TypeScript `number` comes out as `type: number`. */
+/**
+ * ApiValidationPipe reads no body as `{}`: where the schema requires no field the body may be
+ * left out (@nestjs/swagger marks every @Body() required).
+ */
+function optionalBodies(doc: OpenAPIObject): void {
+  const schemas = doc.components!.schemas as Record<string, Json>;
+  for (const item of Object.values(doc.paths) as Json[]) {
+    for (const method of HTTP_METHODS.filter((m) => item[m]?.requestBody)) {
+      const body = item[method].requestBody;
+      let schema = body.content?.['application/json']?.schema ?? {};
+      if (schema.$ref) schema = schemas[String(schema.$ref).split('/').pop()!];
+      if (schema?.type === 'object' && !schema.required?.length) body.required = false;
+    }
+  }
+}
+
+/**
+ * `@ApiProperty({ format: 'int64' })` on a TypeScript `number` comes out as `type: number`. An
+ * int64 declared as such is always an id: 1..2^53-1 (ParseIdPipe, and JSON numbers beyond are not
+ * exact). Any other integer is an int32, so generators pick the right type.
+ */
 function integerFormats(schema: Json): void {
   if (schema.type === 'number' && (schema.format === 'int64' || schema.format === 'int32')) schema.type = 'integer';
+  if (schema.type === 'integer' && schema.format === 'int64') {
+    schema.minimum ??= 1;
+    schema.maximum ??= Number.MAX_SAFE_INTEGER;
+  }
+  // Every other integer (limits, counts, statuses, seconds) is a Postgres `integer` or smaller.
+  if (schema.type === 'integer' && !schema.format) {
+    schema.format = 'int32';
+  }
+}
+
+/**
+ * A request and a response example for every operation: success bodies from the schemas' property
+ * examples (document-examples.ts), error bodies with the code the operation gives for that status.
+ */
+function addExamples(doc: OpenAPIObject): void {
+  const schemas = doc.components!.schemas as Record<string, Json>;
+  for (const item of Object.values(doc.paths) as Json[]) {
+    for (const method of HTTP_METHODS.filter((m) => item[m])) {
+      const op = item[method];
+      const context = `${op.summary ?? ''} ${op.description ?? ''}`;
+      const media: Json | undefined = op.requestBody?.content?.['application/json'];
+      if (media && media.example === undefined) media.example = exampleOf(media.schema, schemas);
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        const body: Json | undefined = response.content?.['application/json'];
+        if (!body || body.example !== undefined || body.examples) continue;
+        body.example =
+          Number(status) >= 400
+            ? errorExample(Number(status), `${context} ${response.description}`)
+            : exampleOf(body.schema, schemas);
+      }
+    }
+  }
+}
+
+/**
+ * `@ApiProperty({ type: Model, nullable: true })` comes out as `nullable` beside `allOf: [$ref]`,
+ * which OAS 3.0.3 does not let be null (nullable only widens the `type` of its own schema; the
+ * referenced object still refuses null). The model's schema is written in place, with its own
+ * `type: object` and `nullable: true`: valid 3.0.3 that every generator reads as `Model | null`
+ * (an `anyOf` with a `{nullable, enum: [null]}` branch made orval emit a type that does not compile).
+ */
+function nullableReferences(schema: Json, schemas: Record<string, Json>, inlined: Set<string>): void {
+  if (schema.nullable !== true || schema.allOf?.length !== 1 || !schema.allOf[0].$ref) return;
+  const name = String(schema.allOf[0].$ref).split('/').pop()!;
+  const model = schemas[name];
+  inlined.add(name);
+  delete schema.allOf;
+  Object.assign(schema, structuredClone(model), { type: 'object', nullable: true });
 }
 
 function walkSchemas(node: unknown, visit: (schema: Json) => void): void {

@@ -1,16 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Patch,
-  Post,
-  Query,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiHeader,
@@ -20,10 +8,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
+import { AuthContext } from '@app/access';
 import { AppConfig, Clock } from '@app/config';
 import { ApiError, ParseIdPipe } from '@app/errors';
-import { PetView } from '@app/store';
+import { PetView } from '@app/catalog';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
@@ -31,7 +19,8 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
-import { PetsService } from './pets.service';
+import { PetsService } from '@app/catalog';
+import { locationOf } from '../openapi/location-header';
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
@@ -49,7 +38,9 @@ export class PetsController {
   @Get()
   @ApiOperation({
     operationId: 'listPets',
-    summary: 'Pets of the account, by id (keyset pages), filtered by status, category, name or ids',
+    summary: 'Pets by id (keyset pages), filtered by status, category, name or ids',
+    description:
+      'The account\'s pets in id order, in keyset pages, optionally filtered by status, category, name (exact) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page.',
   })
   @ApiOkResponse({ type: [PetSchema], description: 'A page (the Pets model); `Link: <...>; rel="next"` when more' })
   async list(
@@ -62,8 +53,17 @@ export class PetsController {
 
   @Post()
   @Idempotent()
-  @ApiOperation({ operationId: 'createPet', summary: 'Add a pet: 1 unit in stock (available) or none (sold)' })
-  @ApiCreatedResponse({ type: PetSchema, description: 'Created; `Location` names it' })
+  @ApiOperation({
+    operationId: 'createPet',
+    summary: 'Add a pet: 1 unit in stock (available) or none (sold)',
+    description:
+      'Adds a pet to a category of the account. `available` (the default) puts one unit in stock; `sold` puts none. An unknown category is 400. Send an Idempotency-Key so a retry does not add the pet twice.',
+  })
+  @ApiCreatedResponse({
+    type: PetSchema,
+    description: 'Created; `Location` names it',
+    headers: locationOf('/v1/pets/{petId}'),
+  })
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewPetDto,
@@ -80,6 +80,8 @@ export class PetsController {
   @ApiOperation({
     operationId: 'getPet',
     summary: 'One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date',
+    description:
+      'One pet, with its ETag. Deprecated in favour of GET /pets?ids={petId}: answers carry `Deprecation`, `Sunset` and a `Link` to the successor, and after the sunset date (`x-sunset`) the operation answers 410 `endpoint_sunset`.',
     deprecated: true,
   })
   @ApiOkResponse({
@@ -116,7 +118,12 @@ export class PetsController {
   }
 
   @Patch(':petId')
-  @ApiOperation({ operationId: 'updatePet', summary: 'Change a pet (a status sets the stock it implies)' })
+  @ApiOperation({
+    operationId: 'updatePet',
+    summary: 'Change a pet (a status sets the stock it implies)',
+    description:
+      'Changes the fields sent. A status sets the stock it implies (`available`: at least one unit, `sold`: none); `pending` is derived from open orders and cannot be sent. With If-Match, only if the ETag still matches (412 otherwise).',
+  })
   @ApiOkResponse({ type: PetSchema })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiErrors(412)
@@ -135,6 +142,8 @@ export class PetsController {
   @ApiOperation({
     operationId: 'deletePet',
     summary: 'Delete a pet without open orders (else 409 pet_has_open_orders)',
+    description:
+      'Deletes a pet with no open orders; otherwise 409 `pet_has_open_orders` (cancel or let them complete first). With If-Match, only if the ETag still matches (412 otherwise).',
   })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiHeader(IF_MATCH_HEADER)

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { PET_STATUSES, PetStatus } from '@app/database';
+import { IsOptional, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 import { references } from '../openapi/api-errors.decorator';
 import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';
 
@@ -13,9 +14,16 @@ const STATUS_DOC =
 
 @ApiSchema({ name: 'NewPet' })
 export class NewPetDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Rex', description: "The animal's name" })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 200,
+    pattern: SAFE_NAME_PATTERN,
+    example: 'Rex',
+    description: "The animal's name; no control, bidi-override or zero-width characters",
+  })
   @IsString()
   @Length(1, 200)
+  @SafeName()
   name!: string;
 
   @ApiProperty({
@@ -39,10 +47,11 @@ export class NewPetDto {
 /** PATCH body: the fields to change. */
 @ApiSchema({ name: 'PetUpdate' })
 export class PetUpdateDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, pattern: SAFE_NAME_PATTERN })
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @SafeName()
   name?: string;
 
   @ApiPropertyOptional({ type: 'integer', format: 'int64', ...references('Category'), minimum: 1 })
@@ -96,7 +105,7 @@ export class PetListQuery extends PageQuery {
   @ApiPropertyOptional({
     type: String,
     example: '1,2,3',
-    pattern: `^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,${MAX_PAGE_SIZE - 1}}$`,
+    pattern: `^${SAFE_ID_TEXT}(,${SAFE_ID_TEXT}){0,${MAX_PAGE_SIZE - 1}}$`,
     description: `Comma-separated pet ids (at most ${MAX_PAGE_SIZE})`,
   })
   @IsOptional()

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { RateLimitDecision, WindowState } from '@app/rate-limit';
+import { RateLimitDecision, WindowState } from '@app/access';
 
 class RateLimitWindow {
   @ApiProperty({ enum: ['minute', 'day'] }) name!: string;
@@ -31,7 +31,12 @@ const view = (w: WindowState): RateLimitWindow => ({
 @Controller('rate_limit')
 export class RateLimitController {
   @Get()
-  @ApiOperation({ operationId: 'getRateLimit', summary: 'Both windows and any ban of the calling key; does not count' })
+  @ApiOperation({
+    operationId: 'getRateLimit',
+    summary: 'Both windows and any ban of the calling key; does not count',
+    description:
+      'The state of both windows (minute and day) of the calling key and any temporary ban. This call is not counted against the limits, so it is safe to poll before a burst.',
+  })
   @ApiOkResponse({ type: RateLimitStatus })
   status(@Res({ passthrough: true }) res: Response): RateLimitStatus {
     const d = res.locals.rateLimit as RateLimitDecision;

@@ -19,7 +19,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
+import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { OrderView } from '@app/store';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -28,8 +28,9 @@ import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
-import { OrdersService } from './orders.service';
+import { OrdersService } from '@app/store';
 import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
+import { locationOf } from '../openapi/location-header';
 
 @ApiTags('Store')
 @Controller('store/orders')
@@ -40,7 +41,12 @@ export class OrdersController {
   ) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listOrders', summary: 'Orders of the account, by id (keyset pages)' })
+  @ApiOperation({
+    operationId: 'listOrders',
+    summary: 'Orders of the account, by id (keyset pages)',
+    description:
+      'The account\'s orders in id order, in keyset pages, optionally filtered by pet or completion. Follow `Link: rel="next"` for the next page.',
+  })
   @ApiOkResponse({ type: [OrderSchema], description: 'A page; `Link: <...>; rel="next"` when there is more' })
   async list(
     @Auth() auth: AuthContext,
@@ -54,9 +60,15 @@ export class OrdersController {
   @Idempotent()
   @ApiOperation({
     operationId: 'placeOrder',
-    summary: 'Order units of a pet: stock is taken at once; the worker fulfils at the ship date',
+    summary: 'Order units of a pet: stock is taken at once; the worker fulfils at ship date',
+    description:
+      'Orders units of a pet. The stock is taken at once (409 `insufficient_stock` when it cannot be); the worker completes the order at its ship date and emits `order.completed`. Send an Idempotency-Key: a retry with the same key never places a second order.',
   })
-  @ApiCreatedResponse({ type: OrderSchema, description: 'Placed (`complete: false`); `Location` names it' })
+  @ApiCreatedResponse({
+    type: OrderSchema,
+    description: 'Placed (`complete: false`); `Location` names it',
+    headers: locationOf('/v1/store/orders/{orderId}'),
+  })
   @ApiErrors(409)
   async place(
     @Auth() auth: AuthContext,
@@ -71,7 +83,12 @@ export class OrdersController {
   }
 
   @Get(':orderId')
-  @ApiOperation({ operationId: 'getOrder', summary: 'One order' })
+  @ApiOperation({
+    operationId: 'getOrder',
+    summary: 'One order',
+    description:
+      'One order of the account, with its ETag (If-None-Match gives 304).',
+  })
   @ApiOkResponse({ type: OrderSchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
   async get(
@@ -86,7 +103,9 @@ export class OrdersController {
   @HttpCode(204)
   @ApiOperation({
     operationId: 'cancelOrder',
-    summary: 'Cancel an open order: its units return to stock (409 order_not_cancellable once complete)',
+    summary: 'Cancel an open order: its units return to stock',
+    description:
+      'Cancels an open order; its units return to the pet\'s stock. A completed order is 409 `order_not_cancellable`. With If-Match, only if the ETag still matches (412 otherwise).',
   })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiHeader(IF_MATCH_HEADER)

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsISO8601, Max, Min } from 'class-validator';
+import { IsOptional } from '@app/errors';
 import { PET_STATUSES, PetStatus } from '@app/database';
 import { references } from '../openapi/api-errors.decorator';
 import { BooleanParam, IntParam, PageQuery } from '../common/pagination';

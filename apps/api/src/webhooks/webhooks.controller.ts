@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiCreatedResponse,
@@ -9,14 +9,14 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/auth';
+import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
-import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
 import { LINK_HEADER, page, PageQuery } from '../common/pagination';
 import { CreatedWebhookSchema, DeliverySchema, NewWebhookDto, WebhookSchema } from './webhooks.dto';
-import { DeliveryView, WebhooksService } from './webhooks.service';
+import { DeliveryView, WebhooksService } from '@app/webhooks';
 
 @ApiTags('Webhooks')
 @Controller('webhooks')
@@ -24,20 +24,29 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
+  @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
+    description:
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`.",
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
+  @ApiQuotaError('webhooks')
   create(@Auth() auth: AuthContext, @Body() body: NewWebhookDto): Promise<CreatedWebhookSchema> {
     return this.webhooks.create(auth.accountId, body);
   }
 
   @Get()
   @ApiExtension('x-stability', 'experimental')
-  @ApiOperation({ operationId: 'listWebhooks', summary: 'The account’s webhooks (never their secrets)' })
+  @ApiOperation({
+    operationId: 'listWebhooks',
+    summary: 'The account’s webhooks (never their secrets)',
+    description:
+      'Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation.',
+  })
   @ApiOkResponse({ type: [WebhookSchema] })
   @ApiErrors()
   list(@Auth() auth: AuthContext): Promise<WebhookView[]> {
@@ -47,7 +56,12 @@ export class WebhooksController {
   @Delete(':webhookId')
   @HttpCode(204)
   @ApiExtension('x-stability', 'experimental')
-  @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete a webhook; its pending deliveries stop' })
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook; its pending deliveries stop',
+    description:
+      'Deletes a webhook; deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors()
   async remove(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<void> {
@@ -59,9 +73,9 @@ export class WebhooksController {
   @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'enableWebhook',
-    summary:
-      'Re-enable a webhook disabled after failing deliveries: events from now on are delivered again; ' +
-      'those that failed meanwhile are not resent',
+    summary: 'Re-enable a webhook disabled after failing deliveries',
+    description:
+      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events).',
   })
   @ApiOkResponse({ type: WebhookSchema })
   @ApiErrors()
@@ -74,6 +88,8 @@ export class WebhooksController {
   @ApiOperation({
     operationId: 'listWebhookDeliveries',
     summary: 'Deliveries to a webhook, oldest first: attempts, last status code, next retry',
+    description:
+      'The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver.',
   })
   @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
   @ApiErrors()
@@ -92,7 +108,9 @@ export class WebhooksController {
   @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'testWebhook',
-    summary: 'Queue a signed `webhook.test` delivery (one attempt); follow it in the deliveries',
+    summary: 'Queue a signed `webhook.test` delivery (one attempt)',
+    description:
+      'Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries.',
   })
   @ApiAcceptedResponse({ type: DeliverySchema })
   @ApiErrors()

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsString, MaxLength } from 'class-validator';
-import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/outbox';
+import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
 
 export class NewWebhookDto {
   @ApiProperty({

@@ -1,11 +1,12 @@
 import { createServer, Server } from 'node:http';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { metricsText, ReadinessService } from '@app/observability';
+import { metricsText, ReadinessService, unreachable } from '@app/observability';
+import { QUEUE_DASHBOARD_PATH, QueueDashboardService } from './queue-dashboard.service';
 
 /**
  * The worker's only HTTP surface: /health/live, /health/ready and /metrics on WORKER_PORT,
- * for probes and Prometheus. No API routes live here.
+ * for probes and Prometheus, and the token-gated queue dashboard under /queues. No API routes live here.
  */
 @Injectable()
 export class OpsServerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -15,15 +16,25 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     private readonly config: AppConfig,
     private readonly readiness: ReadinessService,
+    private readonly dashboard: QueueDashboardService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     this.server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      const dashboard = this.dashboard.handler;
+      if (dashboard && (path === QUEUE_DASHBOARD_PATH || path.startsWith(`${QUEUE_DASHBOARD_PATH}/`))) {
+        return dashboard(req, res);
+      }
       void this.answer(req.url ?? '/').then(({ status, type, body }) => {
         res.writeHead(status, { 'Content-Type': type }).end(body);
       });
     });
-    await new Promise<void>((resolve) => this.server?.listen(this.config.workerPort, resolve));
+    await new Promise<void>((resolve, reject) => {
+      const port = this.config.workerPort;
+      this.server?.once('error', (err) => reject(new Error(`cannot listen on WORKER_PORT ${port}: ${err.message}`)));
+      this.server?.listen(port, resolve);
+    });
     this.logger.log({ port: this.port() }, 'worker ops server listening');
   }
 
@@ -42,10 +53,12 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
       case '/health/live':
         return json(200, { status: 'ok' });
       case '/health/ready': {
-        const r = await this.readiness.check();
+        // Both: without either it does no work. Not behind a Service, so readiness only holds a
+        // rollout back (a new worker that cannot work does not replace one that can).
+        const r = await this.readiness.check(['postgres', 'redis']);
         return r.ready
-          ? json(200, { status: 'ok', checks: r.checks })
-          : json(503, { code: 'service_unavailable', message: 'Not ready', status: 503, details: r.checks });
+          ? json(200, { status: r.status, checks: r.checks })
+          : json(503, { code: 'service_unavailable', message: 'Not ready', status: 503, details: unreachable(r) });
       }
       case '/metrics': {
         const m = await metricsText();

@@ -4,6 +4,8 @@ import { Messages1763730000000 } from './1763730000000-messages';
 import { Webhooks1763740000000 } from './1763740000000-webhooks';
 import { EventSequences1763750000000 } from './1763750000000-event-sequences';
 import { LostJobSweep1763760000000 } from './1763760000000-lost-job-sweep';
+import { Traceparent1763770000000 } from './1763770000000-traceparent';
+import { AdminScope1763772200000 } from './1763772200000-admin-scope';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -13,4 +15,6 @@ export const MIGRATIONS = [
   Webhooks1763740000000,
   EventSequences1763750000000,
   LostJobSweep1763760000000,
+  Traceparent1763770000000,
+  AdminScope1763772200000,
 ];

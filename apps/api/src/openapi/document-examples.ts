@@ -1,0 +1,72 @@
+import { ERROR_STATUS, ErrorCode } from '@app/errors';
+
+// The document is walked as plain JSON; its nodes have no useful static type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+/** Deep enough for a page of events (array, union, variant, data); a cycle stops here. */
+const MAX_DEPTH = 12;
+const STRING_EXAMPLES: Record<string, string> = {
+  'date-time': '2026-01-15T09:30:00.000Z',
+  date: '2026-01-15',
+  uri: 'https://hooks.example.com/petstore',
+  url: 'https://hooks.example.com/petstore',
+  uuid: '6f1c2b1e-3d4a-4f5b-8c9d-0e1f2a3b4c5d',
+};
+
+/**
+ * An example value of a schema, built from the `example` of its properties (set on the DTOs with
+ * `@ApiProperty({ example })`) and, where a property has none, from its type, format and bounds.
+ */
+export function exampleOf(schema: Json | undefined, schemas: Record<string, Json>, depth = 0): unknown {
+  if (!schema || depth > MAX_DEPTH) return undefined;
+  if (schema.$ref) return exampleOf(schemas[String(schema.$ref).split('/').pop()!], schemas, depth + 1);
+  if (schema.example !== undefined) return schema.example;
+  if (schema.allOf?.length === 1) return exampleOf(schema.allOf[0], schemas, depth + 1);
+  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((s: Json) => exampleOf(s, schemas, depth + 1)));
+  if (schema.oneOf ?? schema.anyOf) return exampleOf((schema.oneOf ?? schema.anyOf)[0], schemas, depth + 1);
+  if (schema.enum) return schema.default ?? schema.enum[0];
+  if (schema.default !== undefined) return schema.default;
+  switch (schema.type) {
+    case 'array':
+      return [exampleOf(schema.items, schemas, depth + 1)];
+    case 'integer':
+    case 'number':
+      return Math.min(Math.max(schema.minimum ?? 1, 1), schema.maximum ?? Infinity);
+    case 'boolean':
+      return true;
+    case 'string':
+      return STRING_EXAMPLES[schema.format] ?? 'x'.repeat(Math.max(schema.minLength ?? 1, 1));
+    default:
+      return Object.fromEntries(
+        Object.entries((schema.properties ?? {}) as Record<string, Json>).map(([name, sub]) => [
+          name,
+          exampleOf(sub, schemas, depth + 1),
+        ]),
+      );
+  }
+}
+
+const ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  validation_failed: 'The body or parameters are not valid',
+  invalid_api_key: 'The API key is not valid',
+  insufficient_scope: 'This API key has no write scope',
+  not_found: 'No such record',
+  rate_limit_exceeded: 'Rate limit exceeded; retry after Retry-After seconds',
+  internal_error: 'Internal error',
+  service_unavailable: 'A backing service is unavailable; retry after Retry-After seconds',
+};
+
+/**
+ * An Error body for a status: the code the operation names (in its summary, description or the
+ * response's description) when it names one, else the first code of that status.
+ */
+export function errorExample(status: number, context: string): Json | undefined {
+  const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status);
+  const code = codes.find((c) => context.includes(c)) ?? codes.find((c) => ERROR_MESSAGES[c]) ?? codes[0];
+  if (!code) return undefined;
+  const message = ERROR_MESSAGES[code] ?? code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase());
+  const example: Json = { code, message, status };
+  if (code === 'validation_failed') example.details = [{ field: 'name', message: 'name must be 1 to 200 characters' }];
+  return example;
+}

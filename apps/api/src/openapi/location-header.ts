@@ -1,0 +1,10 @@
+/** `headers` of a creating operation's answer: where the created record can be read. */
+export function locationOf(template: string) {
+  return {
+    Location: {
+      description: `The created record: ${template}`,
+      required: true,
+      schema: { type: 'string', format: 'uri-reference' },
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { Job } from 'bullmq';
+import { describe } from '@app/errors';
+import { redactKeys } from '@app/observability';
+import { jobDuration, jobLag, jobsCompleted, jobsFailed } from '../ops/worker-metrics';
+
+/** Seconds from processing start (set when the job became active) to its end (set when it finished, else now). */
+const processingSeconds = (job: Job) =>
+  job.processedOn ? Math.max(0, (job.finishedOn ?? Date.now()) - job.processedOn) / 1000 : undefined;
+
+/**
+ * The base of every processor: counts, times and logs each job through the BullMQ worker's
+ * events (@nestjs/bullmq finds these handlers on the subclass), so processors stay one method.
+ */
+export abstract class MeteredWorkerHost extends WorkerHost {
+  private readonly jobLogger = new Logger('Jobs');
+
+  private lastWorkerError?: string;
+
+  /**
+   * BullMQ's own errors (its connection to Redis lost, its run loop failing while closing): one
+   * warning per distinct message until a job runs again, as libs/redis does. Without a listener
+   * the Worker emits them as unhandled 'error' events.
+   */
+  @OnWorkerEvent('error')
+  onWorkerError(err: Error): void {
+    if (err.message !== this.lastWorkerError) this.jobLogger.warn({ err: describe(err) }, 'queue worker error');
+    this.lastWorkerError = err.message;
+  }
+
+  @OnWorkerEvent('active')
+  onJobActive(job: Job): void {
+    this.lastWorkerError = undefined;
+    // Only the first run: a retry's start also counts its backoff and the failed runs before it.
+    if (job.attemptsMade > 0 || !job.processedOn) return;
+    const due = job.timestamp + (job.opts.delay ?? 0);
+    jobLag.observe({ queue: job.queueName }, Math.max(0, job.processedOn - due) / 1000);
+  }
+
+  @OnWorkerEvent('completed')
+  onJobCompleted(job: Job): void {
+    jobsCompleted.inc({ queue: job.queueName });
+    this.observeDuration(job);
+  }
+
+  @OnWorkerEvent('failed')
+  onJobFailed(job: Job | undefined, err: Error): void {
+    if (!job) return;
+    // BullMQ sets finishedOn only when it gives up (no attempt left, or an unrecoverable error).
+    const final = Boolean(job.finishedOn);
+    jobsFailed.inc({ queue: job.queueName, final: String(final) });
+    this.observeDuration(job);
+    const line = { queue: job.queueName, job: job.name, jobId: job.id, reason: redactKeys(describe(err).message) };
+    if (final) this.jobLogger.warn(line, 'job failed on its final attempt');
+    else this.jobLogger.debug({ ...line, attemptsMade: job.attemptsMade }, 'job attempt failed, will retry');
+  }
+
+  private observeDuration(job: Job): void {
+    const seconds = processingSeconds(job);
+    if (seconds !== undefined) jobDuration.observe({ queue: job.queueName }, seconds);
+  }
+}

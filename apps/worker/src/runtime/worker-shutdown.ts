@@ -1,0 +1,60 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkerHost } from '@nestjs/bullmq';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { Worker } from 'bullmq';
+import { AppConfig } from '@app/config';
+import { CLOSE_BUDGET_MS } from '@app/observability';
+
+/**
+ * Stops the BullMQ workers within SHUTDOWN_GRACE_MS, before @nestjs/bullmq closes them (its
+ * plain close() waits for active jobs and for Redis without limit: a job stuck on a slow
+ * webhook target, or Redis away, kept a worker alive for minutes after SIGTERM).
+ * - Redis there: no new job is taken and active jobs get SHUTDOWN_GRACE_MS to finish.
+ * - Redis away: nothing waits, since no job could record its outcome anyway.
+ * Then each worker is closed by force: its connections are dropped, not QUIT, and a job still
+ * running is left to the stalled-job check (JOB_LOCK_MS), which runs it again elsewhere
+ * (processors are idempotent). The later close() by @nestjs/bullmq returns this one.
+ */
+@Injectable()
+export class WorkerShutdown implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(WorkerShutdown.name);
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const workers = this.discovery
+      .getProviders()
+      .map((wrapper): unknown => wrapper.instance)
+      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost)
+      // A signal during start-up can come before a host has its worker (the getter throws then).
+      .flatMap((host) => {
+        try {
+          return [host.worker];
+        } catch {
+          return [];
+        }
+      });
+    const finished = await Promise.race([
+      Promise.all(workers.map((w) => this.finishActiveJobs(w))).then(() => true),
+      sleep(this.config.shutdownGraceMs, false, { ref: false }),
+    ]);
+    if (!finished)
+      this.logger.warn(
+        { graceMs: this.config.shutdownGraceMs },
+        'grace period over: jobs still active are left to be retried',
+      );
+    await Promise.race([
+      Promise.allSettled(workers.map((w) => w.close(true))),
+      sleep(CLOSE_BUDGET_MS, undefined, { ref: false }),
+    ]);
+  }
+
+  private async finishActiveJobs(worker: Worker): Promise<void> {
+    const client = await worker.client;
+    await worker.pause(client.status !== 'ready');
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { AccountsService } from './accounts.service';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeysService } from './api-keys.service';
+import { PlanRateLimiter } from './plan-rate-limiter';
+
+/** Who may call, and how much: accounts, API keys and their authentication, plan limits and quotas. */
+@Module({
+  providers: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter],
+  exports: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter],
+})
+export class AccessModule {}

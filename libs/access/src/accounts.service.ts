@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Account, Plan, PLANS, preparedQuery } from '@app/database';
+import { ApiError } from '@app/errors';
+import { TransactionService } from '@app/events';
+import { ApiKeysService, IssuedApiKey, OWNER_SCOPES } from './api-keys.service';
+
+const ACCOUNT_COLUMNS = `id, name, plan, limit_per_minute AS "limitPerMinute", limit_per_day AS "limitPerDay",
+  created_at AS "createdAt"`;
+
+export interface AccountLimits {
+  limitPerMinute?: number | null;
+  limitPerDay?: number | null;
+}
+
+/** Account creation and plan changes (operator CLI). */
+@Injectable()
+export class AccountsService {
+  constructor(
+    private readonly tx: TransactionService,
+    private readonly dataSource: DataSource,
+    private readonly keys: ApiKeysService,
+  ) {}
+
+  /** Creates the account and its first key (the owner's: it can manage keys) in one transaction. */
+  async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: Account; key: IssuedApiKey }> {
+    const checked = checkPlan(plan, limits);
+    return this.tx.run(async (tx) => {
+      const [account] = await preparedQuery<Account>(
+        tx.manager,
+        `INSERT INTO accounts (name, plan, limit_per_minute, limit_per_day) VALUES ($1, $2, $3, $4)
+         RETURNING ${ACCOUNT_COLUMNS}`,
+        [name, plan, checked.limitPerMinute, checked.limitPerDay],
+      );
+      const key = await this.keys.issue(tx, account.id, { name: 'default', scopes: OWNER_SCOPES });
+      return { account, key };
+    });
+  }
+
+  async setPlan(accountId: number, plan: Plan, limits: AccountLimits = {}): Promise<Account> {
+    const checked = checkPlan(plan, limits);
+    const [account] = await preparedQuery<Account>(
+      this.dataSource,
+      `UPDATE accounts SET plan = $2, limit_per_minute = $3, limit_per_day = $4 WHERE id = $1
+       RETURNING ${ACCOUNT_COLUMNS}`,
+      [accountId, plan, checked.limitPerMinute, checked.limitPerDay],
+    );
+    if (!account) throw ApiError.notFound('Account');
+    await this.keys.broadcast({ accountId });
+    return account;
+  }
+
+  /** Accounts by id, `limit` of them after `afterId` (operator CLI). */
+  list(limit: number, afterId = 0): Promise<Account[]> {
+    return preparedQuery<Account>(
+      this.dataSource,
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`,
+      [afterId, limit],
+    );
+  }
+
+  async get(accountId: number): Promise<Account> {
+    const [found] = await preparedQuery<Account>(
+      this.dataSource,
+      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`,
+      [accountId],
+    );
+    if (!found) throw ApiError.notFound('Account');
+    return found;
+  }
+}
+
+/** The limit columns are Postgres integers. */
+const MAX_LIMIT = 2_147_483_647;
+
+/** Enterprise needs both limits > 0; other plans take none (their limits are fixed). */
+export function checkPlan(
+  plan: Plan,
+  limits: AccountLimits,
+): { limitPerMinute: number | null; limitPerDay: number | null } {
+  if (!PLANS.includes(plan)) throw ApiError.validation('plan', `must be one of ${PLANS.join(', ')}`);
+  const { limitPerMinute, limitPerDay } = limits;
+  if (plan !== 'enterprise') {
+    if (limitPerMinute != null || limitPerDay != null) {
+      throw ApiError.validation('plan', 'only enterprise accounts take custom limits');
+    }
+    return { limitPerMinute: null, limitPerDay: null };
+  }
+  for (const [field, v] of [
+    ['limitPerMinute', limitPerMinute],
+    ['limitPerDay', limitPerDay],
+  ] as const) {
+    if (!Number.isInteger(v) || (v as number) <= 0 || (v as number) > MAX_LIMIT)
+      throw ApiError.validation(field, `enterprise accounts need a positive integer limit (at most ${MAX_LIMIT})`);
+  }
+  return { limitPerMinute: limitPerMinute as number, limitPerDay: limitPerDay as number };
+}

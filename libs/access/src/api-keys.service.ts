@@ -1,0 +1,333 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { AppConfig, Clock } from '@app/config';
+import { ApiKey, preparedQuery, Scope, SCOPES } from '@app/database';
+import { ApiError, describe } from '@app/errors';
+import { TransactionService, Tx } from '@app/events';
+import { assertWithinQuota } from './quotas';
+import { handOverBan } from './rate-limit-subject';
+import { REDIS } from '@app/redis';
+import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation } from './auth-context';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format';
+
+export interface NewApiKey {
+  name: string;
+  scopes?: Scope[];
+  expiresAt?: Date | null;
+}
+
+/** A key as API users see it: never the secret, never the hash. */
+export interface ApiKeyView {
+  id: number;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  expiresAt: string | null;
+  rotatedOutAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+export type IssuedApiKey = ApiKeyView & { secret: string };
+
+/** A key as the operator CLI lists it: revoked ones too, still never the secret or the hash. */
+export type OperatorApiKeyView = ApiKeyView & { revokedAt: string | null };
+
+const KEY_COLUMNS = `k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_hash AS "keyHash", k.scopes,
+  k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.rotated_out_at AS "rotatedOutAt",
+  k.last_used_at AS "lastUsedAt", k.created_at AS "createdAt"`;
+
+/** A key that still works at $now: not revoked, not past its expiry, not past the end of a rotation grace. */
+const ACTIVE = (now: string) =>
+  `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND (k.rotated_out_at IS NULL OR k.rotated_out_at > ${now})`;
+
+/** A key that can manage keys: `admin`, working, and not on its way out after a rotation. */
+const MANAGER = (now: string) =>
+  `'admin' = ANY(k.scopes) AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND k.rotated_out_at IS NULL`;
+
+/** Scopes of a key the operator CLI makes without `--scopes`. */
+const DEFAULT_SCOPES: Scope[] = ['read', 'write'];
+/** The key an account owner gets from the CLI (account:create, seed:demo). */
+export const OWNER_SCOPES: Scope[] = ['read', 'write', 'admin'];
+
+/** The key making an API call; absent when the operator CLI calls. */
+export type Caller = Pick<AuthContext, 'keyId' | 'scopes'>;
+
+/** Whether `parent` could have made a key with these scopes and this expiry (null: never expires). */
+function lineage(parent: ApiKey, scopes: Scope[], expiresAt: Date | null): { missing: Scope[]; tooLate: boolean } {
+  return {
+    missing: scopes.filter((s) => !parent.scopes.includes(s)),
+    tooLate: parent.expiresAt !== null && (expiresAt === null || expiresAt.getTime() > parent.expiresAt.getTime()),
+  };
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export function toApiKeyView(k: ApiKey): ApiKeyView {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    expiresAt: iso(k.expiresAt),
+    rotatedOutAt: iso(k.rotatedOutAt),
+    lastUsedAt: iso(k.lastUsedAt),
+    createdAt: iso(k.createdAt) as string,
+  };
+}
+
+/** Issues, lists, revokes and rotates an account's keys. */
+@Injectable()
+export class ApiKeysService {
+  private readonly logger = new Logger(ApiKeysService.name);
+
+  constructor(
+    private readonly tx: TransactionService,
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly authenticator: ApiKeyAuthenticator,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  /**
+   * Validated here too (not only by the API's DTO): the operator CLI calls it directly. Over the
+   * API (`caller` set) the new key cannot outgrow the caller: its scopes default to the caller's
+   * without `admin`, its expiry to the caller's; more scopes are 403, a later expiry 422.
+   */
+  async create(accountId: number, input: NewApiKey, caller?: Caller): Promise<IssuedApiKey> {
+    if (!input.name || [...input.name].length > 100) throw ApiError.validation('name', 'must be 1 to 100 characters');
+    const unknown = (input.scopes ?? []).filter((s) => !SCOPES.includes(s));
+    if (unknown.length) throw ApiError.validation('scopes', `unknown scope ${unknown.join(', ')}`);
+    if (input.expiresAt && input.expiresAt.getTime() <= this.clock.now().getTime()) {
+      throw ApiError.validation('expiresAt', 'must be in the future');
+    }
+    if (!caller)
+      return this.tx.run(async (tx) => {
+        await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
+        return this.issue(tx, accountId, input);
+      });
+    assertManages(caller);
+    return this.tx.run(async (tx) => {
+      const parent = await this.lockManager(tx, accountId, caller.keyId);
+      const scopes = input.scopes?.length ? [...new Set(input.scopes)] : parent.scopes.filter((s) => s !== 'admin');
+      if (!scopes.length) throw ApiError.validation('scopes', 'required: the calling key has no read or write scope');
+      const expiresAt = input.expiresAt ?? parent.expiresAt;
+      const { missing, tooLate } = lineage(parent, scopes, expiresAt);
+      if (missing.length) {
+        const message = `the calling key lacks ${missing.join(', ')}`;
+        throw new ApiError('insufficient_scope', `scopes: ${message}`, [{ field: 'scopes', message }]);
+      }
+      if (tooLate) {
+        const message = `must be no later than ${(parent.expiresAt as Date).toISOString()}, the calling key's expiry`;
+        throw new ApiError('key_expiry_too_late', `expiresAt: ${message}`, [{ field: 'expiresAt', message }]);
+      }
+      await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
+      return this.issue(tx, accountId, { name: input.name, scopes, expiresAt });
+    });
+  }
+
+  async list(accountId: number, caller?: Caller): Promise<ApiKeyView[]> {
+    if (caller) assertManages(caller);
+    const keys = await preparedQuery<ApiKey>(
+      this.dataSource,
+      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 AND ${ACTIVE('$2')} ORDER BY k.id`,
+      [accountId, this.clock.now()],
+    );
+    return keys.map(toApiKeyView);
+  }
+
+  /** Every key of the account, revoked, expired and rotated-out ones included (operator CLI). */
+  async listAll(accountId: number): Promise<OperatorApiKeyView[]> {
+    const keys = await preparedQuery<ApiKey>(
+      this.dataSource,
+      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id`,
+      [accountId],
+    );
+    return keys.map((k) => ({ ...toApiKeyView(k), revokedAt: iso(k.revokedAt) }));
+  }
+
+  /**
+   * Over the API a key revokes itself or keys it could have made, and never the account's last
+   * key able to manage keys (409: the owner would be locked out until an operator steps in).
+   */
+  async revoke(accountId: number, keyId: number, caller?: Caller): Promise<void> {
+    if (caller) assertManages(caller);
+    const key = await this.tx.run(async (tx) => {
+      const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
+      const k = await this.findActive(tx, accountId, keyId);
+      if (manager && k.id !== manager.id) assertCovers(manager, k, 'revoke');
+      if (manager && (await this.isLastManager(tx, accountId, k))) {
+        throw new ApiError(
+          'last_admin_key',
+          'This is the last key of the account able to manage keys; create another admin key first',
+        );
+      }
+      k.revokedAt = this.clock.now();
+      await preparedQuery(tx.manager, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1`, [k.id, k.revokedAt]);
+      await tx.emit({
+        accountId,
+        type: 'api_key.revoked',
+        resourceType: 'api_key',
+        resourceId: k.id,
+        data: toApiKeyView(k),
+      });
+      return k;
+    });
+    await this.broadcast({ keyHash: key.keyHash });
+  }
+
+  /** A new secret with the same name, scopes and expiry; the old one works until the grace period ends. */
+  async rotate(accountId: number, keyId: number, gracePeriodSeconds?: number, caller?: Caller): Promise<IssuedApiKey> {
+    if (caller) assertManages(caller);
+    const grace = gracePeriodSeconds ?? this.config.keyRotationGraceSeconds;
+    const { issued, oldHash } = await this.tx.run(async (tx) => {
+      const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
+      const old = await this.findActive(tx, accountId, keyId);
+      // Only the newest secret of a key can be rotated; an old one in its grace period is on its way out.
+      if (old.rotatedOutAt) throw new ApiError('not_found', 'API key already rotated; rotate its successor instead');
+      // The new secret would be a key of the old one's scopes and expiry in the caller's hands.
+      if (manager && old.id !== manager.id) assertCovers(manager, old, 'rotate');
+      old.rotatedOutAt = new Date(this.clock.now().getTime() + grace * 1000);
+      await preparedQuery(tx.manager, `UPDATE api_keys SET rotated_out_at = $2 WHERE id = $1`, [
+        old.id,
+        old.rotatedOutAt,
+      ]);
+      const fresh = await this.issue(tx, accountId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt });
+      // Before the commit, so the new secret is never usable unbanned. Without Redis the rotation
+      // still happens: bans are not enforced during an outage anyway, and rotating a leaked key
+      // matters more than a ban of minutes.
+      await handOverBan(this.redis, accountId, old.id, fresh.id).catch((err: Error) =>
+        this.logger.warn({ err: { message: err.message }, keyId: old.id }, 'ban not handed over on rotation'),
+      );
+      await tx.emit({
+        accountId,
+        type: 'api_key.rotated',
+        resourceType: 'api_key',
+        resourceId: old.id,
+        data: toApiKeyView(old),
+      });
+      return { issued: fresh, oldHash: old.keyHash };
+    });
+    await this.broadcast({ keyHash: oldHash });
+    return issued;
+  }
+
+  /**
+   * Records the api_key.banned event of a key the limiter has just banned. Never throws: a ban
+   * that cannot be recorded is worth a log line, not a different answer than the 429.
+   */
+  async recordBan(auth: AuthContext): Promise<void> {
+    try {
+      await this.tx.run((tx) =>
+        tx.emit({
+          accountId: auth.accountId,
+          type: 'api_key.banned',
+          resourceType: 'api_key',
+          resourceId: auth.keyId,
+          data: { id: auth.keyId, bannedAt: this.clock.now().toISOString() },
+        }),
+      );
+    } catch (err) {
+      this.logger.error({ err: describe(err), keyId: auth.keyId }, 'api_key.banned event not recorded');
+    }
+  }
+
+  /** Tells every API replica to forget what it cached; see ApiKeyAuthenticator. */
+  async broadcast(msg: AuthInvalidation): Promise<void> {
+    // This replica at once, not when its own message comes back over pub/sub.
+    this.authenticator.invalidate(msg);
+    try {
+      await this.redis.publish(AUTH_INVALIDATION_CHANNEL, JSON.stringify(msg));
+    } catch (err) {
+      // Replicas that cannot hear us also cannot hear anyone: they revalidate every second.
+      this.logger.warn({ err: { message: (err as Error).message } }, 'auth invalidation not published');
+    }
+  }
+
+  /** Creates a key inside the caller's unit of work; the secret is in the answer and nowhere else. */
+  async issue(tx: Tx, accountId: number, input: NewApiKey): Promise<IssuedApiKey> {
+    const secret = generateApiKey();
+    const [key] = await preparedQuery<ApiKey>(
+      tx.manager,
+      `INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      [
+        accountId,
+        input.name,
+        displayPrefix(secret),
+        hashApiKey(secret),
+        input.scopes?.length ? [...new Set(input.scopes)] : [...DEFAULT_SCOPES],
+        input.expiresAt ?? null,
+      ],
+    );
+    const view = toApiKeyView(key);
+    await tx.emit({ accountId, type: 'api_key.created', resourceType: 'api_key', resourceId: key.id, data: view });
+    return { ...view, secret };
+  }
+
+  private async findActive(tx: Tx, accountId: number, keyId: number): Promise<ApiKey> {
+    const [k] = await preparedQuery<ApiKey>(
+      tx.manager,
+      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')} FOR UPDATE`,
+      [keyId, accountId, this.clock.now()],
+    );
+    if (!k) throw new ApiError('not_found', 'API key not found (or revoked, expired or rotated out)');
+    return k;
+  }
+
+  /**
+   * The caller's key, read again under the account's row lock: key management of one account is
+   * serialised (two keys revoking each other cannot both pass the last-admin check), and a
+   * caller rotated out or revoked since its request was authenticated is refused.
+   */
+  private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKey> {
+    // NO KEY UPDATE: unlike FOR UPDATE it leaves alone the key-share locks that inserts of the
+    // account's other rows (pets, orders, events) take through their foreign key.
+    await preparedQuery(tx.manager, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId]);
+    const [me] = await preparedQuery<ApiKey>(
+      tx.manager,
+      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')}`,
+      [keyId, accountId, this.clock.now()],
+    );
+    if (!me) throw new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
+    if (me.rotatedOutAt) {
+      throw new ApiError(
+        'api_key_rotated_out',
+        'This API key was rotated and works only until its grace period ends; manage keys with its replacement',
+      );
+    }
+    return me;
+  }
+
+  /** Whether `k` is a manager and no other manager of the account is left. */
+  private async isLastManager(tx: Tx, accountId: number, k: ApiKey): Promise<boolean> {
+    if (!k.scopes.includes('admin') || k.rotatedOutAt) return false;
+    const [other] = await preparedQuery(
+      tx.manager,
+      `SELECT 1 FROM api_keys k WHERE k.account_id = $1 AND k.id <> $2 AND ${MANAGER('$3')} LIMIT 1`,
+      [accountId, k.id, this.clock.now()],
+    );
+    return !other;
+  }
+}
+
+/** From the cached context, before any query (and before an idempotent replay could hand out a secret). */
+export function assertManages(caller: Caller): void {
+  if (!caller.scopes.includes('admin')) {
+    throw new ApiError('insufficient_scope', 'Managing keys needs the admin scope, which this API key lacks');
+  }
+}
+
+/** A key rotates or revokes only keys it could have made. */
+function assertCovers(manager: ApiKey, target: ApiKey, verb: 'rotate' | 'revoke'): void {
+  const { missing, tooLate } = lineage(manager, target.scopes, target.expiresAt);
+  if (missing.length || tooLate) {
+    throw new ApiError(
+      'insufficient_scope',
+      `This API key cannot ${verb} a key with scopes or an expiry beyond its own; use a key that has them`,
+    );
+  }
+}

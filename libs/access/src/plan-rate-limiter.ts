@@ -1,0 +1,234 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Redis, { Result } from 'ioredis';
+import { Counter, Gauge } from 'prom-client';
+import { AppConfig } from '@app/config';
+import { REDIS } from '@app/redis';
+import { Limits } from './plan-limits';
+import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
+import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
+import { banFlagKey, bucketTag, RateLimitSubject } from './rate-limit-subject';
+
+/** The limiter's script command on the shared client. */
+export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** numkeys, then the keys, then the arguments, of every call in the batch. */
+    [RATE_LIMIT_COMMAND](...args: (string | number)[]): Result<number[], Context>;
+  }
+}
+
+/** One limiter call waiting for its event-loop turn's batch. */
+interface QueuedCall {
+  keys: string[];
+  args: (string | number)[];
+  resolve: (counts: RawCounts) => void;
+  reject: (err: unknown) => void;
+}
+
+const decisions = new Counter({
+  name: 'petstore_rate_limit_decisions_total',
+  help: 'Rate limiter decisions by outcome and plan',
+  labelNames: ['outcome', 'plan'] as const,
+});
+const PROBE_MS = 1_000;
+/** How long after a first 429 further refused requests start to count as strikes. */
+export const STRIKE_GRACE_MS = 1_000;
+const MAX_FALLBACK_BUCKETS = 100_000;
+/**
+ * Calls per script call at most: a turn can hold thousands (many connections), and one call's
+ * 14 values spread as arguments must stay far below V8's argument limit (a RangeError would
+ * send the whole batch to the fallback).
+ */
+export const MAX_BATCH = 500;
+
+const fallbackActive = new Gauge({
+  name: 'petstore_rate_limit_fallback_active',
+  help: '1 while the limiter runs on the per-process fallback because Redis is unreachable',
+});
+const fallbackDecisions = new Counter({
+  name: 'petstore_rate_limit_fallback_decisions_total',
+  help: 'Decisions taken by the per-process fallback limiter',
+});
+
+/**
+ * The plan limiter: fixed UTC-aligned minute and day windows, both checked and counted in
+ * one EVALSHA (ioredis defineCommand falls back to EVAL once after a SCRIPT FLUSH).
+ * If Redis fails, a per-process limiter with the same windows answers until it returns.
+ *
+ * The calls of one event-loop turn are sent as one script call per account (its keys share
+ * one Cluster hash tag), applied in order inside Redis as separate calls would be. Under load a
+ * turn holds many requests of the same account; one command per request cost the API ~15 us
+ * of CPU each (ioredis's command objects, and the young-generation garbage collections they
+ * caused: perf, docs/internals/benchmarks.md) and Redis ~5 us each.
+ */
+@Injectable()
+export class PlanRateLimiter {
+  private readonly logger = new Logger(PlanRateLimiter.name);
+  private readonly local = new Map<string, { m: number; d: number; mReset: number; dReset: number }>();
+  private degraded = false;
+  /** While degraded, Redis is tried again only from this instant on (once per PROBE_MS), so an
+   * unresponsive Redis costs one request a command timeout per second, not every request. */
+  private probeAtMs = 0;
+  /** This turn's calls, by bucket; sent when the turn's I/O callbacks have all run. */
+  private readonly queued = new Map<string, QueuedCall[]>();
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly config: AppConfig,
+  ) {
+    if (!this.redis[RATE_LIMIT_COMMAND]) {
+      this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
+      // The limiter batches its own calls (one per account and event-loop turn): auto-pipelining
+      // would hold each batch back one more turn. ioredis reads this list at each call.
+      this.redis.options.autoPipeliningIgnoredCommands = [
+        ...(this.redis.options.autoPipeliningIgnoredCommands ?? []),
+        RATE_LIMIT_COMMAND,
+      ];
+    }
+  }
+
+  consume(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
+    return this.run(subject, limits, nowMs, 'consume');
+  }
+
+  /** The current state without spending anything (GET /rate_limit). */
+  peek(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
+    return this.run(subject, limits, nowMs, 'peek');
+  }
+
+  private async run(
+    subject: RateLimitSubject,
+    limits: Limits,
+    nowMs: number,
+    mode: 'consume' | 'peek',
+  ): Promise<RateLimitDecision> {
+    const decision =
+      this.degraded && (Date.now() < this.probeAtMs || this.redis.status !== 'ready')
+        ? this.fallback(subject.bucket, limits, nowMs, mode)
+        : await this.shared(subject, limits, nowMs, mode);
+    if (mode === 'consume') decisions.inc({ outcome: decision.outcome, plan: subject.plan });
+    return decision;
+  }
+
+  /** The Redis path; on any failure, the fallback answers and the outage is noted. */
+  private async shared(
+    subject: RateLimitSubject,
+    limits: Limits,
+    nowMs: number,
+    mode: 'consume' | 'peek',
+  ): Promise<RateLimitDecision> {
+    const resets = windowResets(nowMs);
+    const tag = bucketTag(subject.bucket);
+    try {
+      const raw = await new Promise<RawCounts>((resolve, reject) =>
+        this.enqueue(subject.bucket, {
+          keys: [
+            `${tag}:m:${resets.minute}`,
+            `${tag}:d:${resets.day}`,
+            banFlagKey(subject),
+            `${tag}:strikes:${subject.banKey}`,
+            `${tag}:refused:${subject.banKey}`,
+          ],
+          args: [
+            limits.perMinute,
+            limits.perDay,
+            resets.minute - nowMs,
+            resets.day - nowMs,
+            this.config.rateLimit.banStrikes,
+            this.config.rateLimit.banSeconds * 1000,
+            mode,
+            nowMs,
+            STRIKE_GRACE_MS,
+          ],
+          resolve,
+          reject,
+        }),
+      );
+      this.recovered();
+      return decide(raw, limits, nowMs, false);
+    } catch (err) {
+      this.degrade(err as Error);
+      return this.fallback(subject.bucket, limits, nowMs, mode);
+    }
+  }
+
+  /** setImmediate: the batch waits for every request this turn has read, not for a timer. */
+  private enqueue(bucket: string, call: QueuedCall): void {
+    if (this.queued.size === 0) setImmediate(() => this.flush());
+    const calls = this.queued.get(bucket);
+    if (calls) calls.push(call);
+    else this.queued.set(bucket, [call]);
+  }
+
+  private flush(): void {
+    for (const calls of this.queued.values()) {
+      for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
+    }
+    this.queued.clear();
+  }
+
+  /** One script call for the batch; each caller gets its own four numbers, or the batch's error. */
+  private async send(calls: QueuedCall[]): Promise<void> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const c of calls) {
+      keys.push(...c.keys);
+      args.push(...c.args);
+    }
+    try {
+      const flat = await this.redis[RATE_LIMIT_COMMAND](keys.length, ...keys, ...args);
+      calls.forEach((c, i) => {
+        const o = i * RESULTS_PER_CALL;
+        c.resolve({
+          outcome: flat[o] as RawCounts['outcome'],
+          minuteCount: flat[o + 1],
+          dayCount: flat[o + 2],
+          ms: flat[o + 3],
+        });
+      });
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+    }
+  }
+
+  /** Same windows, this process only; no bans (strikes need the shared view). */
+  private fallback(bucket: string, limits: Limits, nowMs: number, mode: 'consume' | 'peek'): RateLimitDecision {
+    fallbackDecisions.inc();
+    const resets = windowResets(nowMs);
+    let s = this.local.get(bucket);
+    if (!s || s.dReset !== resets.day) s = { m: 0, d: 0, mReset: resets.minute, dReset: resets.day };
+    if (s.mReset !== resets.minute) Object.assign(s, { m: 0, mReset: resets.minute });
+    // Bounded memory during a long outage (many client addresses): forget the oldest bucket.
+    if (!this.local.has(bucket) && this.local.size >= MAX_FALLBACK_BUCKETS) {
+      this.local.delete(this.local.keys().next().value as string);
+    }
+    this.local.set(bucket, s);
+    if (mode === 'peek') return decide({ outcome: 0, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+    if (s.m < limits.perMinute && s.d < limits.perDay) {
+      s.m++;
+      s.d++;
+      return decide({ outcome: 0, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+    }
+    return decide({ outcome: 1, minuteCount: s.m, dayCount: s.d, ms: 0 }, limits, nowMs, true);
+  }
+
+  private degrade(err: Error): void {
+    this.probeAtMs = Date.now() + PROBE_MS;
+    if (this.degraded) return;
+    this.degraded = true;
+    fallbackActive.set(1);
+    this.logger.error(
+      { err: { message: err.message } },
+      'Redis unreachable: rate limiting per process until it returns',
+    );
+  }
+
+  private recovered(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    fallbackActive.set(0);
+    this.local.clear();
+    this.logger.warn('Redis reachable again: rate limiting shared across processes');
+  }
+}

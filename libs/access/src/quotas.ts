@@ -1,0 +1,62 @@
+import { EntityManager } from 'typeorm';
+import type { Plan } from '@app/database';
+import { ApiError } from '@app/errors';
+import { preparedQuery } from '@app/database';
+
+/** How many of each resource an account may hold at once. */
+export interface Quotas {
+  /** Keys that work and are not on their way out (rotated-out keys in their grace period do not count). */
+  keys: number;
+  webhooks: number;
+}
+
+/**
+ * Per plan. Webhooks are capped lower than keys: each one multiplies every event into an
+ * outbound POST retried for days, so many of them make the service an amplifier.
+ */
+export const PLAN_QUOTAS: Record<Plan, Quotas> = {
+  free: { keys: 10, webhooks: 10 },
+  pro: { keys: 25, webhooks: 25 },
+  business: { keys: 100, webhooks: 50 },
+  enterprise: { keys: 250, webhooks: 100 },
+};
+
+export type QuotaResource = keyof Quotas;
+
+const COUNTS: Record<QuotaResource, string> = {
+  keys: `SELECT count(*)::int AS n FROM api_keys
+          WHERE account_id = $1 AND revoked_at IS NULL AND rotated_out_at IS NULL
+            AND (expires_at IS NULL OR expires_at > $2)`,
+  webhooks: 'SELECT count(*)::int AS n FROM webhooks WHERE account_id = $1',
+};
+
+const FREE_ONE: Record<QuotaResource, string> = { keys: 'revoke one', webhooks: 'delete one' };
+
+/**
+ * Throws 422 quota_exceeded if the account already holds its plan's number of `resource`.
+ * Call it inside the transaction that creates the resource: the account row stays locked until
+ * that transaction ends, so of two creates racing for the last place only one gets it.
+ */
+export async function assertWithinQuota(
+  manager: EntityManager,
+  accountId: number,
+  resource: QuotaResource,
+  now = new Date(),
+): Promise<void> {
+  const [account] = (await preparedQuery(manager, 'SELECT plan FROM accounts WHERE id = $1 FOR UPDATE', [
+    accountId,
+  ])) as {
+    plan: Plan;
+  }[];
+  if (!account) throw ApiError.notFound('Account');
+  const limit = PLAN_QUOTAS[account.plan][resource];
+  const params = resource === 'keys' ? [accountId, now] : [accountId];
+  const [{ n }] = (await preparedQuery(manager, COUNTS[resource], params)) as { n: number }[];
+  if (n >= limit) {
+    throw new ApiError(
+      'quota_exceeded',
+      `The ${account.plan} plan allows ${limit} ${resource}; ${FREE_ONE[resource]} first`,
+      [{ field: resource, message: `limit ${limit} on plan ${account.plan}` }],
+    );
+  }
+}

@@ -1,0 +1,5 @@
+/** A keyset page over integer ids: `limit` rows after the id `after`. */
+export interface Page {
+  limit: number;
+  after?: number;
+}

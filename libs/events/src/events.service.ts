@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DomainEvent, preparedQuery } from '@app/database';
+import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
+
+/** A page of the event log, optionally of one event type. */
+export interface EventListQuery {
+  limit: number;
+  after?: number;
+  type?: string;
+}
+
+/** Reads the account's event log (written only by TransactionService's tx.emit). */
+@Injectable()
+export class EventsService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** limit + 1 rows: the extra one tells the controller another page exists. */
+  async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
+    const params: unknown[] = [accountId, q.after ?? 0];
+    const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
+    const rows = await preparedQuery<DomainEvent>(
+      this.dataSource,
+      `SELECT ${EVENT_COLUMNS} FROM events e
+        WHERE e.account_id = $1 AND e.id > $2 ${byType} ORDER BY e.id LIMIT $${params.push(q.limit + 1)}`,
+      params,
+    );
+    return rows.map(toPublicEvent);
+  }
+}

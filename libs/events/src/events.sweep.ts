@@ -1,0 +1,22 @@
+import { Injectable } from '@nestjs/common';
+import { DueRow, LostJobSource, stagedJob, SweepSource } from '@app/jobs';
+import { FanOutEventJob } from './event.jobs';
+
+/** Events not yet fanned out one sweep interval after they were recorded. */
+@Injectable()
+@LostJobSource()
+export class EventsSweepSource implements SweepSource {
+  readonly name = 'events';
+  readonly dueSql = `SELECT id, account_id AS "accountId", traceparent FROM events
+       WHERE NOT fanned_out
+         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY id LIMIT $2`;
+
+  job(row: DueRow) {
+    return stagedJob(
+      FanOutEventJob,
+      { accountId: row.accountId, eventId: Number(row.id) },
+      { traceparent: row.traceparent },
+    );
+  }
+}

@@ -1,0 +1,6 @@
+export * from './domain-event-types';
+export * from './event.jobs';
+export * from './events.service';
+export * from './events.module';
+export * from './transaction.service';
+export * from './views';

@@ -1,0 +1,65 @@
+import { DataSource } from 'typeorm';
+import { loadConfig } from '@app/config';
+import { dataSourceOptions, migrate, newMessageId } from '@app/database';
+import { OutboxService, stagedJob } from '@app/jobs';
+import { ProcessMessageJob } from '@app/messages';
+import { TransactionService } from './transaction.service';
+
+/**
+ * Against the real Postgres (its own database): concurrent transactions emitting events for
+ * the same resource get consecutive sequence numbers, none fails.
+ */
+describe('TransactionService against the real Postgres', () => {
+  const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_events' });
+  let ds: DataSource;
+  let tx: TransactionService;
+
+  beforeAll(async () => {
+    await migrate(config);
+    ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
+    // Dispatch is out of scope here: no Redis, so the staged rows stay in the outbox.
+    const outbox = {
+      dataSource: ds,
+      stage: OutboxService.prototype.stage,
+      stageWith: OutboxService.prototype.stageWith,
+      dispatch: async () => undefined,
+    } as unknown as OutboxService;
+    tx = new TransactionService(ds, outbox);
+  });
+  afterAll(() => ds?.destroy());
+
+  it('numbers 10 concurrent events on one resource 1..10', async () => {
+    const [{ id: accountId }] = await ds.query(`INSERT INTO accounts (name, plan) VALUES ('seq', 'free') RETURNING id`);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        tx.run(async (t) => {
+          await t.emit({ accountId, type: 'pet.updated', resourceType: 'pet', resourceId: 42, data: { i } });
+          await new Promise((r) => setTimeout(r, 20));
+        }),
+      ),
+    );
+    const rows: { sequence: number }[] = await ds.query(
+      `SELECT sequence FROM events WHERE account_id = $1 ORDER BY sequence`,
+      [accountId],
+    );
+    expect(rows.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('runStatement commits the statement and its outbox rows together, or neither', async () => {
+    const [{ id: accountId }] = await ds.query(`INSERT INTO accounts (name, plan) VALUES ('one', 'free') RETURNING id`);
+    const id = newMessageId();
+    const insert = `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
+                    VALUES ($1, $2, 'hi', 'queued', 0, now())`;
+    const job = (messageId: string) => [stagedJob(ProcessMessageJob, { accountId, messageId })];
+    await tx.runStatement(insert, [id, accountId], job(id));
+    const outboxRows = async (messageId: string) =>
+      (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE job_id = $1`, [messageId]))[0].n;
+    expect(await outboxRows(id)).toBe(1);
+
+    // The same id again violates the primary key: the outbox row of the failed write must not stay.
+    const again = job(`${id}-dup`);
+    await expect(tx.runStatement(insert, [id, accountId], again)).rejects.toThrow(/duplicate key/);
+    expect(await outboxRows(`${id}-dup`)).toBe(0);
+    expect((await ds.query(`SELECT count(*)::int AS n FROM messages WHERE id = $1`, [id]))[0].n).toBe(1);
+  });
+});

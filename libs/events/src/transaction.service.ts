@@ -1,0 +1,114 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '@app/database';
+import { currentTraceparent, withSpan } from '@app/observability';
+import { JobDefinition, OutboxRow, OutboxService, StagedJob, stagedJob, StageOptions } from '@app/jobs';
+import { NewDomainEvent } from './domain-event-types';
+import { FanOutEventJob } from './event.jobs';
+
+/** What a unit of work can do besides SQL: stage jobs and record domain events, atomically. */
+export interface Tx {
+  manager: EntityManager;
+  /** The job continues `options.traceparent` if given, else the active trace (see @app/observability tracing). */
+  enqueue<P extends object>(job: JobDefinition<P>, payload: P, options?: StageOptions): void;
+  emit(event: NewDomainEvent): Promise<void>;
+  /**
+   * emit() for many events in one statement. At most one event per resource: the sequence
+   * counter of a resource cannot move twice in one statement.
+   */
+  emitMany(events: (NewDomainEvent & { traceparent?: string | null })[]): Promise<void>;
+}
+
+/**
+ * Inserts events with their per-resource sequence numbers. The counter upsert row-locks
+ * (account, resource): concurrent emitters take 1, 2, ... in turn. An event that no active
+ * webhook of its account subscribes to is born fanned out and gets no fan-out job (it still
+ * lists in GET /events): most events have no subscriber, and that job was a third of the
+ * worker's work per message. Returns the events that need their fan-out job.
+ */
+const EMIT_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[])
+      WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, n)),
+  seq AS (
+    INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)
+    SELECT account_id, resource_type, resource_id, 1 FROM input ORDER BY n
+    ON CONFLICT (account_id, resource_type, resource_id) DO UPDATE SET last = s.last + 1
+    RETURNING account_id, resource_type, resource_id, last),
+  inserted AS (
+    INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent)
+    SELECT i.account_id, i.type, i.resource_type, i.resource_id, seq.last, i.data,
+           NOT EXISTS (SELECT 1 FROM webhooks w
+                        WHERE w.account_id = i.account_id AND w.status = 'active' AND i.type = ANY (w.events)),
+           i.traceparent
+      FROM input i JOIN seq USING (account_id, resource_type, resource_id)
+     ORDER BY i.n
+    RETURNING id, account_id, fanned_out, traceparent)
+  SELECT id, account_id, traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
+
+/**
+ * Runs a unit of work in one Postgres transaction. Jobs it stages and the events it emits
+ * commit (or roll back) with its rows; staged jobs are dispatched to BullMQ after commit.
+ * This is the one place that records domain events: features call tx.emit().
+ */
+@Injectable()
+export class TransactionService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    const jobs: StagedJob[] = [];
+    let rows: OutboxRow[] = [];
+    const result = await this.dataSource.transaction(async (manager) => {
+      const tx: Tx = {
+        manager,
+        enqueue: (job, payload, options = {}) => {
+          jobs.push(stagedJob(job, payload, { ...options, traceparent: options.traceparent ?? currentTraceparent() }));
+        },
+        emit: (event) => tx.emitMany([event]),
+        emitMany: async (events) => {
+          if (!events.length) return;
+          const columns: unknown[][] = [[], [], [], [], [], []];
+          for (const e of events) {
+            // The event's delivery continues the trace that emitted it, also when the sweep re-enqueues it.
+            const traceparent = e.traceparent ?? currentTraceparent() ?? null;
+            [e.accountId, e.type, e.resourceType, String(e.resourceId), JSON.stringify(e.data), traceparent].forEach(
+              (v, i) => columns[i].push(v),
+            );
+          }
+          const rows = await preparedQuery<{ id: number; account_id: number; traceparent: string | null }>(
+            manager,
+            EMIT_SQL,
+            columns,
+          );
+          for (const row of rows) {
+            jobs.push(
+              stagedJob(FanOutEventJob, { accountId: row.account_id, eventId: row.id }, { traceparent: row.traceparent }),
+            );
+          }
+        },
+      };
+      const value = await work(tx);
+      if (jobs.length) {
+        rows = await withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, () =>
+          this.outbox.stage(manager, jobs),
+        );
+      }
+      return value;
+    });
+    await this.outbox.dispatch(rows);
+    return result;
+  }
+
+  /**
+   * run() for a unit of work that is one SQL statement plus its jobs (no reads, no events):
+   * both commit as a single statement, one round trip to Postgres. For the hottest writes.
+   */
+  async runStatement(statement: string, params: unknown[], jobs: StagedJob[]): Promise<void> {
+    const rows = await withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, () =>
+      this.outbox.stageWith(statement, params, jobs),
+    );
+    await this.outbox.dispatch(rows);
+  }
+}

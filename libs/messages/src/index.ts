@@ -1,0 +1,4 @@
+export * from './message.jobs';
+export * from './messages.service';
+export * from './message-processing.service';
+export * from './messages.module';

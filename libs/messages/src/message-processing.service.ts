@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '@app/config';
+import { Message, preparedQuery, toMessageView } from '@app/database';
+import { describe } from '@app/errors';
+import { TransactionService } from '@app/events';
+import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
+import { ProcessMessageJob } from './message.jobs';
+
+/** How long the first job of a batch waits for others: well under the lag budget, a few Redis round trips. */
+const BATCH_WAIT_MS = 5;
+
+/** Messages beginning with this are rejected on every attempt: a way to see the failed path end to end. */
+export const POISON_PREFIX = 'poison:';
+
+export class MessageRejectedError extends Error {}
+
+/** One message job as the batch sees it. */
+export interface MessageJob {
+  messageId: string;
+  finalAttempt: boolean;
+  /** The trace the job runs in: its message.processed event continues it. */
+  traceparent?: string | null;
+}
+
+export const MESSAGE_COLUMNS = (t: string) =>
+  `${t}.id, ${t}.account_id AS "accountId", ${t}.message, ${t}.status, ${t}.attempts, ${t}.characters, ${t}.sha256,
+   ${t}.last_error AS "lastError", ${t}.created_at AS "createdAt", ${t}.processed_at AS "processedAt",
+   ${t}.failed_at AS "failedAt"`;
+
+/**
+ * queued → processing, or processing → processing when an earlier run died before finishing.
+ * A message already processed or failed (or gone) is not returned: nothing left to do.
+ */
+const CLAIM_SQL = `UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
+   WHERE m.id = ANY ($1::text[]) AND m.status IN ('queued', 'processing')
+   RETURNING ${MESSAGE_COLUMNS('m')}`;
+
+/** processing → processed with the results; a message another run finished meanwhile is left alone. */
+const FINISH_SQL = `UPDATE messages m
+     SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
+    FROM unnest($1::text[], $2::int[], $3::text[]) AS v(id, characters, sha256)
+   WHERE m.id = v.id AND m.status = 'processing'
+   RETURNING ${MESSAGE_COLUMNS('m')}`;
+
+/**
+ * The work done for a message, a stand-in for real work: deterministic, observable in the
+ * answer of GET /messages/{id}. Throws MessageRejectedError for a poison message.
+ */
+export function processText(text: string): { characters: number; sha256: string } {
+  if (text.startsWith(POISON_PREFIX)) {
+    throw new MessageRejectedError(`rejected by the processor: the message begins with "${POISON_PREFIX}"`);
+  }
+  return { characters: [...text].length, sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
+}
+
+/**
+ * Moves messages queued → processing → processed, or → failed once their attempts are spent.
+ * Every transition is a conditional UPDATE, so a job that runs twice (relay re-enqueue, a
+ * worker killed after committing, a lost lock, the same message twice in one batch) processes
+ * the message once.
+ */
+@Injectable()
+export class MessageProcessingService {
+  private readonly logger = new Logger(MessageProcessingService.name);
+  private readonly batcher: JobBatcher<MessageJob, undefined>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tx: TransactionService,
+    config: AppConfig,
+  ) {
+    this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);
+  }
+
+  /** One job: joins the batch of the jobs the worker runs at once, and settles with its own outcome. */
+  @OnJob(ProcessMessageJob)
+  async process(payload: JobPayload<typeof ProcessMessageJob>, run: JobRun): Promise<void> {
+    await this.batcher.submit({
+      messageId: payload.messageId,
+      finalAttempt: run.finalAttempt,
+      traceparent: run.traceparent,
+    });
+  }
+
+  /**
+   * Processes a batch of message jobs (from JobBatcher): one UPDATE claims them all, one
+   * transaction finishes them with their events and outbox rows. Returns one outcome per job:
+   * undefined when done (or nothing was left to do), the error when its attempt failed, so
+   * that BullMQ retries that job (with backoff) or records its failure.
+   */
+  async processBatch(jobs: MessageJob[]): Promise<(Error | undefined)[]> {
+    const ids = [...new Set(jobs.map((j) => j.messageId))].sort();
+    const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids]);
+    const done: { id: string; characters: number; sha256: string }[] = [];
+    const errors = new Map<string, Error>();
+    for (const m of claimed) {
+      try {
+        done.push({ id: m.id, ...processText(m.message) });
+      } catch (err) {
+        errors.set(m.id, err as Error);
+      }
+    }
+    if (done.length) {
+      const traceparents = new Map(jobs.map((j) => [j.messageId, j.traceparent]));
+      await this.tx.run(async (tx) => {
+        const processed = await preparedQuery<Message>(tx.manager, FINISH_SQL, [
+          done.map((d) => d.id),
+          done.map((d) => d.characters),
+          done.map((d) => d.sha256),
+        ]);
+        await tx.emitMany(
+          processed.map((m) => ({
+            accountId: m.accountId,
+            type: 'message.processed' as const,
+            resourceType: 'message',
+            resourceId: m.id,
+            data: toMessageView(m),
+            traceparent: traceparents.get(m.id),
+          })),
+        );
+      });
+    }
+    // The rare failed attempts, one by one.
+    for (const [id, err] of errors) {
+      const final = jobs.some((j) => j.messageId === id && j.finalAttempt);
+      await this.recordFailure(id, err, final);
+    }
+    return jobs.map((j) => errors.get(j.messageId));
+  }
+
+  /** Back to queued until the retry, or failed (with its reason and event) after the last attempt. */
+  private async recordFailure(id: string, err: unknown, final: boolean): Promise<void> {
+    // Only our own rejections are worded for API users; anything else stays in the log.
+    const reason = err instanceof MessageRejectedError ? err.message : 'processing failed (internal error)';
+    if (!(err instanceof MessageRejectedError))
+      this.logger.error({ err: describe(err), id }, 'message processing failed');
+    await this.tx.run(async (tx) => {
+      const [failed] = await preparedQuery<Message>(
+        tx.manager,
+        `UPDATE messages m SET status = $2, last_error = $3, failed_at = CASE WHEN $2 = 'failed' THEN now() END
+          WHERE m.id = $1 AND m.status = 'processing'
+          RETURNING ${MESSAGE_COLUMNS('m')}`,
+        [id, final ? 'failed' : 'queued', reason],
+      );
+      if (!failed || !final) return;
+      await tx.emit({
+        accountId: failed.accountId,
+        type: 'message.failed',
+        resourceType: 'message',
+        resourceId: failed.id,
+        data: toMessageView(failed),
+      });
+    });
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { MessageProcessingService } from './message-processing.service';
+import { MessagesService } from './messages.service';
+import { MessagesSweepSource } from './messages.sweep';
+
+/** Messages: accepted by the API (MessagesService), processed by the worker (MessageProcessingService). */
+@Module({
+  providers: [MessagesService, MessageProcessingService, MessagesSweepSource],
+  exports: [MessagesService, MessageProcessingService],
+})
+export class MessagesModule {}

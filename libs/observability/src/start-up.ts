@@ -1,0 +1,71 @@
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { redisOptions } from '@app/redis';
+
+/** How long a start-up waits for Postgres or Redis before it gives up (TypeORM would retry 9 x 3 s). */
+const CONNECT_TIMEOUT_MS = 2_000;
+
+/** A start-up failure whose message is the one line to print: it names the variable or service. */
+export class StartUpError extends Error {}
+
+function where(url: string, defaultPort: number): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || defaultPort}`;
+}
+
+function reason(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return (e.message || e.code || String(err)).replace(/\s+/g, ' ');
+}
+
+/**
+ * Fails with one line naming DATABASE_URL when its Postgres cannot be reached or refuses the
+ * login or the database. The URL itself is never printed: it may carry a password.
+ */
+export async function requirePostgres(databaseUrl: string): Promise<void> {
+  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // A server that drops the connection after accepting it emits 'error' besides the rejection.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (err) {
+    throw new StartUpError(`Postgres at ${where(databaseUrl, 5432)} (DATABASE_URL) unreachable: ${reason(err)}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Fails with one line naming REDIS_URL when its Redis cannot be reached (one attempt, no retries). */
+export async function requireRedis(redisUrl: string): Promise<void> {
+  const client = new Redis({
+    ...redisOptions(redisUrl),
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
+  // The cause (ECONNREFUSED, ...) comes as an event; the rejection only says the connection closed.
+  let cause: Error | undefined;
+  client.on('error', (err: Error) => (cause ??= err));
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    throw new StartUpError(`Redis at ${where(redisUrl, 6379)} (REDIS_URL) unreachable: ${reason(cause ?? err)}`);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Runs a process's start-up. Whatever fails (configuration, a dependency, the port) is printed as
+ * one line on stderr, with no stack trace, and the process exits 1.
+ */
+export function startOrExit(app: string, start: () => Promise<void>): void {
+  start().catch((err: unknown) => {
+    process.stderr.write(`${app} failed to start: ${reason(err)}\n`);
+    process.exit(1);
+  });
+}

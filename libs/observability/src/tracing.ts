@@ -1,0 +1,169 @@
+import type * as OtelApi from '@opentelemetry/api';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import type { AppConfig } from '@app/config';
+
+/**
+ * The one place that talks to OpenTelemetry; features use the small API below. Tracing is off
+ * unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and then nothing of OpenTelemetry is even loaded:
+ * every function here is a plain call-through (or returns undefined), so the request path
+ * costs what it did without tracing.
+ *
+ * Context crosses the queue as a W3C `traceparent` string stored with the durable record
+ * (outbox row, job data, event, webhook delivery, message, order), because jobs are also
+ * (re-)enqueued from Postgres rows by the outbox relay and the lost-job sweep.
+ */
+
+type SpanKindName = 'server' | 'client' | 'producer' | 'consumer' | 'internal';
+type Attributes = Record<string, string | number | boolean | undefined>;
+
+/** What code inside a span may add to it once it knows more (a status code, a failure). */
+export interface SpanNotes {
+  set(attributes: Attributes): void;
+  fail(reason: string): void;
+}
+
+const NO_NOTES: SpanNotes = { set: () => undefined, fail: () => undefined };
+
+interface Tracing {
+  api: typeof OtelApi;
+  tracer: OtelApi.Tracer;
+  flush(): Promise<void>;
+}
+
+let tracing: Tracing | undefined;
+
+/**
+ * Starts exporting spans (OTLP/HTTP, JSON) when the configuration names an endpoint. Call it
+ * once per process, first thing in main; `app` names the service unless OTEL_SERVICE_NAME does.
+ */
+export function initTracing(config: AppConfig, app: string): void {
+  const { endpoint, serviceName, exportDelayMs, sampleRatio } = config.tracing;
+  if (!endpoint || tracing) return;
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
+  const api = require('@opentelemetry/api') as typeof OtelApi;
+  const { AsyncLocalStorageContextManager } =
+    require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+
+  const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', endpoint.replace(/\/?$/, '/')).href });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': serviceName ?? `petstore-${app}` }),
+    // A new trace is kept with probability sampleRatio; its jobs and deliveries follow that decision.
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRatio) }),
+    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: exportDelayMs })],
+  });
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  api.trace.setGlobalTracerProvider(provider);
+  tracing = { api, tracer: provider.getTracer('petstore'), flush: () => provider.forceFlush() };
+}
+
+export function tracingEnabled(): boolean {
+  return tracing !== undefined;
+}
+
+/** Exports the spans still buffered when the app closes (both apps list it as a provider). */
+@Injectable()
+export class TracingFlushService implements OnApplicationShutdown {
+  async onApplicationShutdown(): Promise<void> {
+    await tracing?.flush();
+  }
+}
+
+/** The active span's context as a W3C traceparent, to store with a record or send as a header. */
+export function currentTraceparent(): string | undefined {
+  if (!tracing) return undefined;
+  const carrier: { traceparent?: string } = {};
+  tracing.api.propagation.inject(tracing.api.context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** Runs `fn` in a new span, a child of the active one; the span records a thrown error. */
+export function withSpan<T>(
+  name: string,
+  kind: SpanKindName,
+  attributes: Attributes,
+  fn: (notes: SpanNotes) => Promise<T>,
+): Promise<T> {
+  if (!tracing) return fn(NO_NOTES);
+  const { api, tracer } = tracing;
+  return tracer.startActiveSpan(name, { kind: spanKind(api, kind), attributes }, async (span) => {
+    const notes: SpanNotes = {
+      set: (more) => span.setAttributes(more),
+      fail: (reason) => span.setStatus({ code: api.SpanStatusCode.ERROR, message: reason }),
+    };
+    try {
+      return await fn(notes);
+    } catch (err) {
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: (err as Error)?.message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * withSpan() continuing the trace of `traceparent` (from a record or a job) instead of the
+ * active context; with no (or a malformed) traceparent the span starts a new trace.
+ */
+export function runInTrace<T>(
+  traceparent: string | null | undefined,
+  name: string,
+  kind: SpanKindName,
+  attributes: Attributes,
+  fn: (notes: SpanNotes) => Promise<T>,
+): Promise<T> {
+  if (!tracing) return fn(NO_NOTES);
+  const { api } = tracing;
+  const parent = traceparent ? api.propagation.extract(api.ROOT_CONTEXT, { traceparent }) : api.ROOT_CONTEXT;
+  return api.context.with(parent, () => withSpan(name, kind, attributes, fn));
+}
+
+/**
+ * Express middleware: one server span per request, continuing a caller's traceparent, named
+ * after the route template once routing has matched it. Installed only when tracing is on.
+ */
+export function httpTracingMiddleware(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  if (!tracing) return next();
+  const { api, tracer } = tracing;
+  const parent = api.propagation.extract(api.ROOT_CONTEXT, req.headers);
+  const span = tracer.startSpan(
+    `${req.method} unmatched`,
+    { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
+    parent,
+  );
+  const ctx = api.trace.setSpan(parent, span);
+  // 'close' also comes when the client went away before the answer.
+  res.once('close', () => {
+    const route = (req as IncomingMessage & { route?: { path?: string } }).route?.path;
+    if (route) {
+      span.updateName(`${req.method} ${route}`);
+      span.setAttribute('http.route', route);
+    }
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR });
+    span.end();
+  });
+  // A body arrives in 'data' events, which run in the socket's context, not this one. Binding
+  // patches the emitter's methods, so a GET (no body) skips it.
+  if (req.headers['content-length'] || req.headers['transfer-encoding']) api.context.bind(ctx, req);
+  api.context.with(ctx, next);
+}
+
+function spanKind(api: typeof OtelApi, kind: SpanKindName): OtelApi.SpanKind {
+  return {
+    server: api.SpanKind.SERVER,
+    client: api.SpanKind.CLIENT,
+    producer: api.SpanKind.PRODUCER,
+    consumer: api.SpanKind.CONSUMER,
+    internal: api.SpanKind.INTERNAL,
+  }[kind];
+}

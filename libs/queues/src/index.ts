@@ -1,3 +1,0 @@
-export * from './queue-names';
-export * from './queues.module';
-export * from './processor-provider';

@@ -1,0 +1,18 @@
+import { Page, PetStatus } from '@app/database';
+
+/** What the store services take: the API's DTOs validate and satisfy these. */
+export interface NewOrder {
+  petId: number;
+  quantity: number;
+  /** ISO 8601; fulfilment waits until then when it is in the future. */
+  shipDate?: string;
+}
+
+export interface OrderListFilter extends Page {
+  complete?: boolean;
+  petId?: number;
+}
+
+export interface InventoryListFilter extends Page {
+  status?: PetStatus;
+}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { lockPet, PET_COLUMNS, PetRow, readPet, syncPetStatus } from '@app/catalog';
+import { ApiError, assertIfMatch } from '@app/errors';
+import { TransactionService } from '@app/events';
+import { InventoryListFilter } from './inputs';
+import { InventoryItemView, toInventoryItem } from './views';
+import { preparedQuery } from '@app/database';
+
+/** Inventory entries: the stock column of each pet, with the status it implies. */
+@Injectable()
+export class InventoryService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionService,
+  ) {}
+
+  async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {
+    const params: unknown[] = [accountId, q.after ?? 0, q.limit + 1];
+    const byStatus = q.status ? `AND p.status = $${params.push(q.status)}` : '';
+    const rows: PetRow[] = await preparedQuery(
+      this.dataSource,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id > $2 ${byStatus} ORDER BY p.id LIMIT $3`,
+      params,
+    );
+    return rows.map(toInventoryItem);
+  }
+
+  async get(accountId: number, petId: number): Promise<InventoryItemView> {
+    return toInventoryItem(await readPet(this.dataSource, accountId, petId));
+  }
+
+  async set(accountId: number, petId: number, quantity: number, ifMatch?: string): Promise<InventoryItemView> {
+    return this.transactions.run(async (tx) => {
+      const current = await lockPet(tx.manager, accountId, petId);
+      if (!current) throw ApiError.notFound('Pet');
+      assertIfMatch(ifMatch, toInventoryItem(current));
+      await preparedQuery(
+        tx.manager,
+        `UPDATE pets SET stock = $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+        [accountId, petId, quantity],
+      );
+      await tx.emit({
+        accountId,
+        type: 'inventory.updated',
+        resourceType: 'inventory',
+        resourceId: petId,
+        data: { petId, quantity, previousQuantity: current.stock },
+      });
+      return toInventoryItem(await syncPetStatus(tx, accountId, petId));
+    });
+  }
+}

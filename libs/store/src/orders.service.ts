@@ -1,0 +1,130 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '@app/config';
+import { preparedQuery } from '@app/database';
+import { ApiError, assertIfMatch, describe } from '@app/errors';
+import { currentTraceparent } from '@app/observability';
+import { lockPet, syncPetStatus } from '@app/catalog';
+import { TransactionService } from '@app/events';
+import { OutboxService } from '@app/jobs';
+import { NewOrder, OrderListFilter } from './inputs';
+import { FulfilOrderJob } from './store.jobs';
+import { ORDER_COLUMNS, OrderRow, OrderView, toOrderView } from './views';
+
+@Injectable()
+export class OrdersService {
+  private readonly logger = new Logger(OrdersService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionService,
+    private readonly outbox: OutboxService,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(accountId: number, q: OrderListFilter): Promise<OrderView[]> {
+    const params: unknown[] = [accountId, q.after ?? 0];
+    const where = ['o.account_id = $1', 'o.id > $2'];
+    if (q.complete !== undefined) where.push(`o.complete = $${params.push(q.complete)}`);
+    if (q.petId) where.push(`o.pet_id = $${params.push(q.petId)}`);
+    const rows: OrderRow[] = await preparedQuery(
+      this.dataSource,
+      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where.join(' AND ')} ORDER BY o.id LIMIT $${params.push(q.limit + 1)}`,
+      params,
+    );
+    return rows.map(toOrderView);
+  }
+
+  async get(accountId: number, id: number): Promise<OrderView> {
+    return toOrderView(await this.find(this.dataSource, accountId, id));
+  }
+
+  /**
+   * Takes the stock under the pet's row lock (concurrent orders for one pet queue on it, so
+   * none can oversell), records the order and stages its fulfilment job in the same
+   * transaction; the job is delayed until the ship date when that is in the future.
+   */
+  async place(accountId: number, dto: NewOrder): Promise<OrderView> {
+    const shipDate = dto.shipDate ? new Date(dto.shipDate) : null;
+    return this.transactions.run(async (tx) => {
+      const pet = await lockPet(tx.manager, accountId, dto.petId);
+      if (!pet) throw ApiError.notFound('Pet');
+      if (pet.stock < dto.quantity) {
+        throw new ApiError('insufficient_stock', `Only ${pet.stock} unit(s) of this pet are in stock`);
+      }
+      await preparedQuery(
+        tx.manager,
+        `UPDATE pets SET stock = stock - $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+        [accountId, pet.id, dto.quantity],
+      );
+      const [row] = await preparedQuery<OrderRow>(
+        tx.manager,
+        `INSERT INTO orders AS o (account_id, pet_id, quantity, ship_date, traceparent) VALUES ($1, $2, $3, $4, $5)
+         RETURNING ${ORDER_COLUMNS}`,
+        [accountId, pet.id, dto.quantity, shipDate, currentTraceparent() ?? null],
+      );
+      const order = toOrderView(row);
+      await tx.emit({ accountId, type: 'order.placed', resourceType: 'order', resourceId: order.id, data: order });
+      await syncPetStatus(tx, accountId, pet.id);
+      const runAt = shipDate && shipDate > this.clock.now() ? shipDate : null;
+      tx.enqueue(FulfilOrderJob, { accountId, orderId: order.id }, { runAt });
+      return order;
+    });
+  }
+
+  /** Cancels an open order: its units go back to stock and the order is deleted. */
+  async cancel(accountId: number, id: number, ifMatch?: string): Promise<void> {
+    await this.transactions.run(async (tx) => {
+      const order = await this.find(tx.manager, accountId, id);
+      assertIfMatch(ifMatch, toOrderView(order));
+      if (order.complete) throw notCancellable();
+      // Same lock order as placing and fulfilling (pet, then order): no deadlock.
+      await lockPet(tx.manager, accountId, order.petId);
+      const [deleted] = await preparedQuery<OrderRow>(
+        tx.manager,
+        `DELETE FROM orders o WHERE o.account_id = $1 AND o.id = $2 AND NOT o.complete RETURNING ${ORDER_COLUMNS}`,
+        [accountId, id],
+      );
+      if (!deleted) throw notCancellable(); // fulfilled while we waited for the lock
+      await preparedQuery(
+        tx.manager,
+        `UPDATE pets SET stock = stock + $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+        [accountId, order.petId, order.quantity],
+      );
+      await tx.emit({
+        accountId,
+        type: 'order.cancelled',
+        resourceType: 'order',
+        resourceId: id,
+        data: toOrderView(deleted),
+      });
+      await syncPetStatus(tx, accountId, order.petId);
+    });
+    await this.dropFulfilmentJob(accountId, id);
+  }
+
+  /**
+   * Best effort after commit: the processor skips a cancelled order anyway, so a job that
+   * cannot be removed now (Redis away, or still in the outbox) is harmless.
+   */
+  private async dropFulfilmentJob(accountId: number, orderId: number): Promise<void> {
+    try {
+      await this.outbox.discard(FulfilOrderJob, { accountId, orderId });
+    } catch (err) {
+      this.logger.warn({ err: describe(err), orderId }, 'could not remove the fulfilment job of a cancelled order');
+    }
+  }
+
+  private async find(manager: DataSource | EntityManager, accountId: number, id: number): Promise<OrderRow> {
+    const [row]: OrderRow[] = await preparedQuery(
+      manager,
+      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.account_id = $1 AND o.id = $2`,
+      [accountId, id],
+    );
+    if (!row) throw ApiError.notFound('Order');
+    return row;
+  }
+}
+
+const notCancellable = () =>
+  new ApiError('order_not_cancellable', 'The order is complete and can no longer be cancelled');

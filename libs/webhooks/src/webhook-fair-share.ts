@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis, { Result } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '@app/config';
+import { REDIS } from '@app/redis';
+import { preparedQuery } from '@app/database';
+
+const SLOT_COMMAND = 'petstoreWebhookSlot';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** key, now, slot expiry, member, cap: 1 if the slot is taken, 0 if the account has none left. */
+    [SLOT_COMMAND](key: string, now: number, expiresAt: number, member: string, cap: number): Result<number, Context>;
+  }
+}
+
+/**
+ * The account's deliveries in flight, as a sorted set of job ids scored by when their slot lapses
+ * (a worker killed mid-delivery cannot hold a slot for ever).
+ */
+const SLOT_LUA = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1`;
+
+/** How long a delivery over its account's share waits before it is tried again, plus as much jitter. */
+export const FAIR_SHARE_RETRY_MS = 1_000;
+/** How long one answer to "is another account waiting?" is reused. */
+const CONTENTION_TTL_MS = 500;
+const NO_CAP = 2 ** 31;
+
+/**
+ * Fair share of the shared `webhooks` queue: while other accounts have deliveries due, at most
+ * WEBHOOK_ACCOUNT_CONCURRENCY deliveries of one account are in flight across all workers. A job
+ * beyond that goes back to the delayed set for about a second, so the workers reach the jobs of
+ * other accounts queued behind a big backlog instead of spending every slot on one slow
+ * receiver. With no other account waiting the share does not apply: one account alone keeps the
+ * whole queue's throughput.
+ */
+@Injectable()
+export class WebhookFairShare {
+  /** Per account over its share: whether another account was waiting, and until when that holds. */
+  private readonly contention = new Map<number, { until: number; waiting: Promise<boolean> }>();
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {
+    if (!this.redis[SLOT_COMMAND]) this.redis.defineCommand(SLOT_COMMAND, { numberOfKeys: 1, lua: SLOT_LUA });
+  }
+
+  /** Takes a slot of the account for this job; false when it is over its share and another account waits. */
+  async acquire(accountId: number, jobId: string): Promise<boolean> {
+    if (await this.take(accountId, jobId, this.config.webhooks.accountConcurrency)) return true;
+    if (await this.othersWaiting(accountId)) return false;
+    return this.take(accountId, jobId, NO_CAP);
+  }
+
+  async release(accountId: number, jobId: string): Promise<void> {
+    await this.redis.zrem(slotsKey(accountId), jobId);
+  }
+
+  private async take(accountId: number, jobId: string, cap: number): Promise<boolean> {
+    const now = Date.now();
+    // A delivery cannot outlive its timeout by much; the lock period covers the bookkeeping.
+    const expiresAt = now + this.config.webhooks.timeoutMs + this.config.jobs.lockMs;
+    return (await this.redis[SLOT_COMMAND](slotsKey(accountId), now, expiresAt, jobId, cap)) === 1;
+  }
+
+  /**
+   * Whether another account has a delivery due (first attempts and retries whose time has come),
+   * asked of Postgres at most every CONTENTION_TTL_MS per account over its share.
+   */
+  private othersWaiting(accountId: number): Promise<boolean> {
+    const now = Date.now();
+    const known = this.contention.get(accountId);
+    if (known && known.until > now) return known.waiting;
+    for (const [id, entry] of this.contention) if (entry.until <= now) this.contention.delete(id);
+    const waiting = preparedQuery(
+      this.dataSource,
+      `SELECT 1 FROM webhook_deliveries
+          WHERE status = 'pending' AND account_id <> $1 AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+          LIMIT 1`,
+      [accountId],
+    ).then((rows: unknown[]) => rows.length > 0);
+    this.contention.set(accountId, { until: now + CONTENTION_TTL_MS, waiting });
+    return waiting;
+  }
+
+  /** When a job refused a slot is tried again. */
+  retryAt(): number {
+    return Date.now() + FAIR_SHARE_RETRY_MS + Math.floor(Math.random() * FAIR_SHARE_RETRY_MS);
+  }
+}
+
+const slotsKey = (accountId: number) => `webhooks:in-flight:${accountId}`;

@@ -1,0 +1,62 @@
+import { loadConfig } from '@app/config';
+import { WebhookReceiver } from '../../../test/support/webhook-receiver';
+import { WebhookSender } from './webhook-sender';
+
+describe('WebhookSender (against a local receiver)', () => {
+  const sender = (env: Record<string, string>) => new WebhookSender(loadConfig({ WEBHOOK_TIMEOUT_MS: '300', ...env }));
+  const receivers: WebhookReceiver[] = [];
+  const receiver = async (respond?: (n: number) => number) => {
+    const r = await new WebhookReceiver(respond).start();
+    receivers.push(r);
+    return r;
+  };
+  afterEach(async () => Promise.all(receivers.splice(0).map((r) => r.close())));
+
+  it('POSTs the body and headers as given and reports a 2xx as delivered', async () => {
+    const r = await receiver(() => 204);
+    const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, { 'X-Test': 'yes' }, '{"a":1}');
+    expect(result).toEqual({ ok: true, statusCode: 204, error: null });
+    expect(r.requests).toHaveLength(1);
+    expect(r.requests[0]).toEqual(expect.objectContaining({ method: 'POST', path: '/hook', body: '{"a":1}' }));
+    expect(r.requests[0].headers['x-test']).toBe('yes');
+  });
+
+  it('refuses a loopback target at delivery time unless private URLs are allowed', async () => {
+    const r = await receiver();
+    const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'false' }).post(r.url, {}, '{}');
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatch(/url refused/);
+    expect(r.requests).toHaveLength(0);
+  });
+
+  it('does not follow redirects', async () => {
+    const r = await receiver(() => 302);
+    const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, {}, '{}');
+    expect(result).toEqual({ ok: false, statusCode: 302, error: 'redirect not followed' });
+    expect(r.requests.map((q) => q.path)).toEqual(['/hook']);
+  });
+
+  it('gives up on a receiver slower than the timeout', async () => {
+    const { createServer } = await import('node:http');
+    const slow = createServer(() => undefined); // never answers
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const port = (slow.address() as { port: number }).port;
+    try {
+      const started = Date.now();
+      const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(`http://127.0.0.1:${port}/`, {}, '{}');
+      expect(result).toEqual({ ok: false, statusCode: null, error: 'timeout' });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
+  it('reports a refused connection', async () => {
+    const r = await receiver();
+    const url = r.url;
+    await r.close();
+    const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(url, {}, '{}');
+    expect(result).toEqual({ ok: false, statusCode: null, error: 'ECONNREFUSED' });
+  });
+});

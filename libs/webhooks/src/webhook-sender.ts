@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { AppConfig } from '@app/config';
+import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
+
+export interface SendResult {
+  ok: boolean;
+  /** The receiver's HTTP status, when one came back. */
+  statusCode: number | null;
+  /** Why the attempt failed, in a few words (never the URL, which may carry a token). */
+  error: string | null;
+  /** The SSRF guard refused the target: nothing was sent. */
+  refused?: true;
+}
+
+/**
+ * POSTs one delivery. The URL is checked again here (DNS can change after creation) and the
+ * connection goes to the address that was checked, so a second DNS answer cannot point us
+ * at an internal host. Redirects are not followed (node:http never does); a 3xx is a failure.
+ */
+@Injectable()
+export class WebhookSender {
+  constructor(private readonly config: AppConfig) {}
+
+  async post(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
+    try {
+      target = await resolveWebhookTarget(rawUrl, this.config.webhooks.allowPrivateUrls);
+    } catch (err) {
+      if (err instanceof UnsafeWebhookUrl)
+        return { ok: false, statusCode: null, error: `url refused: ${err.message}`, refused: true };
+      throw err;
+    }
+    const pinned = target.addresses[0];
+    const lookup = ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) =>
+      opts.all ? cb(null, [pinned]) : cb(null, pinned.address, pinned.family)) as unknown as LookupFunction;
+    const client = target.url.protocol === 'https:' ? https : http;
+
+    return new Promise<SendResult>((resolve) => {
+      const req = client.request(
+        target.url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
+          lookup,
+          agent: false,
+        },
+        (res) => {
+          clearTimeout(timer);
+          const status = res.statusCode ?? 0;
+          res.destroy(); // the answer's body is not needed
+          if (status >= 200 && status < 300) resolve({ ok: true, statusCode: status, error: null });
+          else if (status >= 300 && status < 400)
+            resolve({ ok: false, statusCode: status, error: 'redirect not followed' });
+          else resolve({ ok: false, statusCode: status, error: `HTTP ${status}` });
+        },
+      );
+      const timer = setTimeout(() => req.destroy(new Error('timeout')), this.config.webhooks.timeoutMs);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        resolve({
+          ok: false,
+          statusCode: null,
+          error: err.message === 'timeout' ? 'timeout' : (err.code ?? 'network error'),
+        });
+      });
+      req.end(body);
+    });
+  }
+}

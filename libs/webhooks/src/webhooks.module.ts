@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { EventFanOutService } from './event-fan-out.service';
+import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
+import { WebhookDeliveryHandler } from './webhook-delivery.handler';
+import { WebhookDeliveryService } from './webhook-delivery.service';
+import { WebhookFairShare } from './webhook-fair-share';
+import { WebhookSender } from './webhook-sender';
+import { WebhooksService } from './webhooks.service';
+
+/** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
+@Module({
+  providers: [
+    WebhooksService,
+    EventFanOutService,
+    WebhookSender,
+    WebhookDeliveryService,
+    WebhookFairShare,
+    WebhookDeliveryHandler,
+    WebhookDeliveriesSweepSource,
+  ],
+  exports: [WebhooksService, WebhookDeliveryService],
+})
+export class WebhooksModule {}

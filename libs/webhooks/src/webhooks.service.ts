@@ -1,0 +1,162 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { AppConfig } from '@app/config';
+import { Page, preparedQuery, Webhook, WebhookDelivery } from '@app/database';
+import { ApiError } from '@app/errors';
+import { assertWithinQuota } from '@app/access';
+import { DomainEventType, TransactionService } from '@app/events';
+import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
+import { WebhookSecretBox } from './secret-box';
+import { generateWebhookSecret } from './signature';
+import { DELIVERY_COLUMNS, toWebhookView, WEBHOOK_COLUMNS, WebhookView } from './views';
+import { DeliverWebhookJob } from './webhook.jobs';
+
+/** A new subscription, as the API's DTO validates it. */
+export interface NewWebhook {
+  url: string;
+  events: DomainEventType[];
+}
+
+export interface DeliveryView {
+  id: number;
+  webhookId: number;
+  eventId: number | null;
+  eventType: string;
+  status: string;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+function toDeliveryView(d: WebhookDelivery): DeliveryView {
+  return {
+    id: d.id,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    lastStatusCode: d.lastStatusCode,
+    lastError: d.lastError,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    nextAttemptAt: iso(d.nextAttemptAt),
+    deliveredAt: iso(d.deliveredAt),
+    createdAt: iso(d.createdAt) as string,
+  };
+}
+
+/** The account's webhooks and what was delivered to them; the worker does the delivering. */
+@Injectable()
+export class WebhooksService {
+  /** Secrets are stored sealed (AES-256-GCM); the plain one is in the creation answer only. */
+  private readonly secrets: WebhookSecretBox;
+
+  constructor(
+    private readonly tx: TransactionService,
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {
+    this.secrets = new WebhookSecretBox(config.webhookSecretKeys);
+  }
+
+  async create(accountId: number, input: NewWebhook): Promise<WebhookView & { secret: string }> {
+    let url: URL;
+    try {
+      ({ url } = await resolveWebhookTarget(input.url, this.config.webhooks.allowPrivateUrls, undefined, 'accept'));
+    } catch (err) {
+      if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
+      throw err;
+    }
+    const secret = generateWebhookSecret();
+    const webhook = await this.tx.run(async (tx) => {
+      await assertWithinQuota(tx.manager, accountId, 'webhooks');
+      const [created] = await preparedQuery<Webhook>(
+        tx.manager,
+        `INSERT INTO webhooks AS w (account_id, url, events, secret, status) VALUES ($1, $2, $3, $4, 'active')
+         RETURNING ${WEBHOOK_COLUMNS}`,
+        [accountId, url.href, input.events, this.secrets.seal(secret, accountId)],
+      );
+      return created;
+    });
+    return { ...toWebhookView(webhook), secret };
+  }
+
+  async list(accountId: number): Promise<WebhookView[]> {
+    const rows = await preparedQuery<Webhook>(
+      this.dataSource,
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.account_id = $1 ORDER BY w.id`,
+      [accountId],
+    );
+    return rows.map(toWebhookView);
+  }
+
+  /** Its deliveries go with it (ON DELETE CASCADE), so queued attempts find nothing to send. */
+  async remove(accountId: number, webhookId: number): Promise<void> {
+    await this.tx.run(async (tx) => {
+      const [deleted] = await preparedQuery(
+        tx.manager,
+        `DELETE FROM webhooks WHERE id = $1 AND account_id = $2 RETURNING id`,
+        [webhookId, accountId],
+      );
+      if (!deleted) throw ApiError.notFound('Webhook');
+    });
+  }
+
+  /**
+   * Active again (a no-op on an active one). Deliveries that failed while it was disabled stay
+   * failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and the events API has them all.
+   */
+  async enable(accountId: number, webhookId: number): Promise<WebhookView> {
+    const [enabled] = await preparedQuery<Webhook>(
+      this.dataSource,
+      `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
+       RETURNING ${WEBHOOK_COLUMNS}`,
+      [webhookId, accountId],
+    );
+    if (!enabled) throw ApiError.notFound('Webhook');
+    return toWebhookView(enabled);
+  }
+
+  /** limit + 1 rows: the extra one tells the controller another page exists. */
+  async deliveries(accountId: number, webhookId: number, q: Page): Promise<DeliveryView[]> {
+    await this.find(this.dataSource.manager, accountId, webhookId);
+    const rows = await preparedQuery<WebhookDelivery>(
+      this.dataSource,
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`,
+      [webhookId, q.after ?? 0, q.limit + 1],
+    );
+    return rows.map(toDeliveryView);
+  }
+
+  /** Queues one `webhook.test` delivery (a single attempt, no retries) and answers at once. */
+  async test(accountId: number, webhookId: number): Promise<DeliveryView> {
+    const delivery = await this.tx.run(async (tx) => {
+      await this.find(tx.manager, accountId, webhookId);
+      const [d] = await preparedQuery<WebhookDelivery>(
+        tx.manager,
+        `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES ($1, $2, NULL, 'webhook.test')
+         RETURNING ${DELIVERY_COLUMNS}`,
+        [webhookId, accountId],
+      );
+      tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
+      return d;
+    });
+    return toDeliveryView(delivery);
+  }
+
+  private async find(manager: EntityManager, accountId: number, webhookId: number): Promise<Webhook> {
+    const [w] = await preparedQuery<Webhook>(
+      manager,
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.account_id = $2`,
+      [webhookId, accountId],
+    );
+    if (!w) throw ApiError.notFound('Webhook');
+    return w;
+  }
+}

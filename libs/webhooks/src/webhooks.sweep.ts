@@ -1,0 +1,22 @@
+import { Injectable } from '@nestjs/common';
+import { DueRow, LostJobSource, stagedJob, SweepSource } from '@app/jobs';
+import { DeliverWebhookJob } from './webhook.jobs';
+
+/** Pending deliveries one sweep interval past their next attempt: their job is the one for that attempt. */
+@Injectable()
+@LostJobSource()
+export class WebhookDeliveriesSweepSource implements SweepSource {
+  readonly name = 'webhook_deliveries';
+  readonly dueSql = `SELECT id, account_id AS "accountId", attempts, traceparent FROM webhook_deliveries
+       WHERE status = 'pending'
+         AND coalesce(next_attempt_at, created_at) < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY id LIMIT $2`;
+
+  job(row: DueRow) {
+    return stagedJob(
+      DeliverWebhookJob,
+      { accountId: row.accountId, deliveryId: Number(row.id), attempt: row.attempts ?? 0 },
+      { traceparent: row.traceparent },
+    );
+  }
+}

@@ -1,0 +1,6 @@
+export * from './petstore-client';
+export * from './petstore-error';
+export * from './webhook-signature';
+export type * from './schema';
+/** The whole document's types (openapi-typescript), for openapi-fetch or your own wrappers. */
+export type { components, paths } from './generated/openapi';

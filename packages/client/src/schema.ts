@@ -1,0 +1,28 @@
+// The models of the committed OpenAPI document (openapi-typescript output of openapi.json), so
+// the SDK's types change with the document and a breaking change fails its compilation.
+import type { components } from './generated/openapi';
+
+type Schemas = components['schemas'];
+/** openapi-typescript marks defaulted fields required (right for answers); in a request they may be left out. */
+type Defaulted<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+export type Pet = Schemas['Pet'];
+export type NewPet = Defaulted<Schemas['NewPet'], 'status'>;
+export type PetUpdate = Schemas['PetUpdate'];
+export type Category = Schemas['Category'];
+export type NewCategory = Schemas['NewCategory'];
+export type Order = Schemas['Order'];
+export type NewOrder = Defaulted<Schemas['NewOrder'], 'quantity'>;
+export type InventoryItem = Schemas['InventoryItem'];
+export type Message = Schemas['Message'];
+export type MessageDetail = Schemas['MessageDetail'];
+export type NewMessage = Schemas['NewMessage'];
+export type Event = Schemas['Event'];
+export type ApiKey = Schemas['ApiKey'];
+export type NewApiKey = Defaulted<Schemas['NewApiKey'], 'scopes'>;
+export type IssuedApiKey = Schemas['IssuedApiKey'];
+export type Webhook = Schemas['Webhook'];
+export type NewWebhook = Schemas['NewWebhook'];
+export type CreatedWebhook = Schemas['CreatedWebhook'];
+export type Account = Schemas['Account'];
+export type ErrorBody = Schemas['Error'];
+export type ErrorCode = Schemas['ErrorCode'];

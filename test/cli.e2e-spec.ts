@@ -1,0 +1,106 @@
+import { hashApiKey } from '@app/access';
+import { cli, cliWithEnv } from './support/cli';
+
+interface Created {
+  accountId: number;
+  keyId: number;
+  apiKey: string;
+}
+
+describe('operator CLI: help, errors, listings', () => {
+  it('--help lists every command on stdout and exits 0', async () => {
+    const { stdout } = await cli('--help');
+    for (const command of [
+      'migrate',
+      'account:create',
+      'account:set-plan',
+      'account:list',
+      'key:create',
+      'key:list',
+      'key:revoke',
+      'seed:demo',
+    ])
+      expect(stdout).toContain(command);
+  });
+
+  it('<command> --help shows that command’s options and runs nothing', async () => {
+    const { stdout } = await cli('account:create', '--help');
+    expect(stdout).toMatch(/^Usage: npm run cli -- account:create --name N --plan /);
+    expect(stdout).not.toContain('created');
+  });
+
+  it('an unknown command is named in the error, with exit code 2', async () => {
+    await expect(cli('acount:create', '--name', 'x')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^error: unknown command 'acount:create'\n/),
+    });
+  });
+
+  it('an unknown option is named in the error, with the command’s usage and exit code 2', async () => {
+    await expect(cli('account:create', '--nmae', 'x', '--plan', 'pro')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(
+        /^error: account:create: unknown option '--nmae'\nUsage: npm run cli -- account:create /,
+      ),
+    });
+  });
+
+  it('account:list --json lists accounts with their plan and limits, never a key', async () => {
+    const created = JSON.parse(
+      (await cli('account:create', '--name', 'listed', '--plan', 'pro', '--json')).stdout,
+    ) as Created;
+    const { stdout } = await cli('account:list', '--after', String(created.accountId - 1), '--json');
+    expect(JSON.parse(stdout)).toEqual([
+      {
+        id: created.accountId,
+        name: 'listed',
+        plan: 'pro',
+        limitPerMinute: null,
+        limitPerDay: null,
+        createdAt: expect.any(String),
+      },
+    ]);
+    expect(stdout).not.toContain(created.apiKey);
+  });
+
+  it('key:list --json lists every key of the account, revoked ones too, with no secret and no hash', async () => {
+    const created = JSON.parse(
+      (await cli('account:create', '--name', 'keys listed', '--plan', 'pro', '--json')).stdout,
+    ) as Created;
+    const account = String(created.accountId);
+    const second = JSON.parse(
+      (await cli('key:create', '--account', account, '--name', 'ci', '--scopes', 'read', '--json')).stdout,
+    ) as { keyId: number; apiKey: string };
+    await cli('key:revoke', '--account', account, '--key', String(created.keyId));
+
+    const { stdout } = await cli('key:list', '--account', account, '--json');
+    const keys = JSON.parse(stdout) as Record<string, unknown>[];
+    expect(keys.map((k) => [k.id, k.name, k.scopes, k.revokedAt === null])).toEqual([
+      [created.keyId, 'default', ['read', 'write', 'admin'], false],
+      [second.keyId, 'ci', ['read'], true],
+    ]);
+    for (const k of keys)
+      expect(Object.keys(k).sort()).toEqual(
+        ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'rotatedOutAt', 'scopes'].sort(),
+      );
+    for (const secret of [created.apiKey, second.apiKey]) {
+      expect(stdout).not.toContain(secret);
+      expect(stdout).not.toContain(hashApiKey(secret));
+    }
+    const human = (await cli('key:list', '--account', account)).stdout;
+    expect(human).toContain('revoked');
+    expect(human).not.toContain(created.apiKey);
+  });
+
+  it('key:list for an account that does not exist says so and exits 1', async () => {
+    await expect(cli('key:list', '--account', '999999999')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('not found'),
+    });
+  });
+
+  it('seed:demo with DEMO_SEED=false creates nothing and says so', async () => {
+    const { stdout } = await cliWithEnv({ DEMO_SEED: 'false' }, 'seed:demo', '--json');
+    expect(JSON.parse(stdout)).toEqual({ seeded: false });
+  });
+});

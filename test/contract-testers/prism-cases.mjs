@@ -1,0 +1,70 @@
+// Requests sent through Prism's validating proxy by scripts/contract-testers.mjs. `valid` ones
+// must reach the API and come back without a Prism violation (request or response); the others
+// must be refused by Prism (422, 401 without a key) and by the API (4xx). `f` holds the seeded ids.
+const MAX = Number.MAX_SAFE_INTEGER;
+
+export function prismCases(f) {
+  const valid = (name, method, path, body, extra = {}) => ({ valid: true, name, method, path, body, ...extra });
+  const invalid = (name, method, path, body, extra = {}) => ({ valid: false, name, method, path, body, ...extra });
+  return [
+    valid('account', 'GET', '/account'),
+    valid('rate-limit state', 'GET', '/rate_limit'),
+    valid('list keys', 'GET', '/keys'),
+    valid('create key', 'POST', '/keys', { name: 'prism', scopes: ['read'] }, { status: 201 }),
+    valid(
+      'create key, idempotent',
+      'POST',
+      '/keys',
+      { name: 'prism-idem' },
+      { headers: { 'Idempotency-Key': 'prism-1' } },
+    ),
+    valid('replayed creation', 'POST', '/keys', { name: 'prism-idem' }, { headers: { 'Idempotency-Key': 'prism-1' } }),
+    valid('list categories', 'GET', '/categories?limit=1'),
+    valid('create category', 'POST', '/categories', { name: 'Prism cats', description: 'd' }, { status: 201 }),
+    valid('read category', 'GET', `/categories/${f.categoryId}`),
+    valid('rename category (no If-Match)', 'PATCH', `/categories/${f.categoryId}`, { name: 'Seeded again' }),
+    valid('clear description (nullable)', 'PATCH', `/categories/${f.categoryId}`, { description: null }),
+    valid('unknown category', 'GET', `/categories/${MAX}`, undefined, { status: 404 }),
+    valid('list pets, filtered', 'GET', `/pets?status=available&categoryId=${f.categoryId}&limit=5`),
+    valid('pets by ids', 'GET', `/pets?ids=${f.petId}`),
+    valid('create pet', 'POST', '/pets', { name: 'Tom', categoryId: f.categoryId }, { status: 201 }),
+    valid('read pet (deprecated)', 'GET', `/pets/${f.petId}`),
+    valid('update pet', 'PATCH', `/pets/${f.petId}`, { name: 'Rex II' }),
+    valid('update pet, no body', 'PATCH', `/pets/${f.petId}`),
+    valid('inventory', 'GET', '/store/inventory?status=available'),
+    valid('inventory item', 'GET', `/store/inventory/${f.petId}`),
+    valid('set stock', 'PUT', `/store/inventory/${f.petId}`, { quantity: 500 }),
+    valid('place order', 'POST', '/store/orders', { petId: f.petId, quantity: 2 }, { status: 201 }),
+    valid('list orders', 'GET', `/store/orders?petId=${f.petId}&complete=false`),
+    valid('read order', 'GET', `/store/orders/${f.orderId}`),
+    valid('queue message', 'POST', '/messages', { message: 'through prism' }, { status: 202 }),
+    valid('list messages', 'GET', '/messages?limit=2'),
+    valid('read message', 'GET', `/messages/${f.messageId}`),
+    valid('events', 'GET', '/events?limit=5'),
+    valid('create webhook', 'POST', '/webhooks', { url: f.webhookUrl, events: ['pet.created'] }, { status: 201 }),
+    valid('list webhooks', 'GET', '/webhooks'),
+    invalid('null for a non-nullable field (D6)', 'PATCH', `/categories/${f.categoryId}`, { name: null }),
+    invalid('id above 2^53-1 in the path (D3)', 'GET', `/categories/${MAX + 1}`),
+    invalid('id above 2^53-1 in a body (D3)', 'POST', '/store/orders', { petId: MAX + 1, quantity: 1 }),
+    invalid('id above 2^53-1 in a query (D3)', 'GET', `/pets?categoryId=${MAX + 1}`),
+    invalid('limit 0', 'GET', '/pets?limit=0'),
+    invalid('limit 101', 'GET', '/categories?limit=101'),
+    invalid('unknown status', 'GET', '/pets?status=sleeping'),
+    invalid('unknown body field', 'POST', '/categories', { name: 'x', colour: 'red' }),
+    invalid('missing required field', 'POST', '/pets', { categoryId: f.categoryId }),
+    invalid('wrong type', 'POST', '/store/orders', { petId: String(f.petId), quantity: 1 }),
+    invalid('quantity over the maximum', 'PUT', `/store/inventory/${f.petId}`, { quantity: 1_000_000_001 }),
+    invalid('malformed message id', 'GET', '/messages/msg_nothex'),
+    invalid('empty message', 'POST', '/messages', { message: 42 }),
+    invalid('no body where one is required', 'POST', '/pets'),
+    invalid('non-JSON body', 'POST', '/categories', 'name=x', { headers: { 'Content-Type': 'text/plain' } }),
+    invalid(
+      'Idempotency-Key too long',
+      'POST',
+      '/keys',
+      { name: 'k' },
+      { headers: { 'Idempotency-Key': 'k'.repeat(256) } },
+    ),
+    invalid('no API key', 'GET', '/account', undefined, { headers: { Authorization: '' } }),
+  ];
+}

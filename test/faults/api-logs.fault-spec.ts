@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { TcpProxy } from '../support/tcp-proxy';
+import { countByStatus, report, startLoad } from './support/load';
+import { createAccount, ServiceProcess, stopAll } from './support/service-process';
+
+const databaseUrl = process.env.DATABASE_URL as string;
+const redisUrl = process.env.REDIS_URL as string;
+const MB = 1024 * 1024;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The process's log file as parsed JSON lines. */
+type LogLine = { level: number; context?: string; msg?: string; count?: number };
+
+function logLines(api: ServiceProcess): LogLine[] {
+  return readFileSync(api.logFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+/** Messages whose job the fast path left to the relay, by the log (a line may stand for a batch). */
+function deferredMessages(lines: LogLine[]): number {
+  return lines.filter((l) => l.msg === 'outbox dispatch deferred to relay').reduce((n, l) => n + (l.count ?? 0), 0);
+}
+
+/**
+ * The smallest old generation seen over `ms`: its size right after a full collection, i.e.
+ * what the process keeps (a log buffer would live there), not garbage waiting to be collected.
+ */
+async function keptHeap(api: ServiceProcess, ms: number): Promise<number> {
+  let min = Infinity;
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) {
+    min = Math.min(min, await api.metric('petstore_nodejs_heap_space_size_used_bytes', { space: 'old' }));
+  }
+  return min;
+}
+
+describe('faults: the built API writes its log lines and keeps none', () => {
+  let redis: TcpProxy;
+  let api: ServiceProcess | undefined;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    redis = await TcpProxy.inFrontOf(redisUrl);
+    // A small old generation (~30 MB live) makes V8 collect it every second or so under load,
+    // instead of letting it grow to 2.5x the live set first (main.ts).
+    api = await ServiceProcess.start('api', { REDIS_URL: redis.url, NODE_OPTIONS: '--max-old-space-size=80' });
+    ({ apiKey } = await createAccount(databaseUrl, 'faults api logs'));
+  });
+
+  afterAll(async () => {
+    await stopAll([api]);
+    await redis?.stop();
+  });
+
+  it("logs Nest's start-up lines from the process", () => {
+    const lines = logLines(api as ServiceProcess);
+    expect(lines.some((l) => l.context === 'NestApplication' || l.context === 'InstanceLoader')).toBe(true);
+  });
+
+  describe('with Redis away, under load', () => {
+    let accepted = 0;
+    let early = 0;
+    let late = 0;
+    let lines: LogLine[] = [];
+
+    beforeAll(async () => {
+      const server = api as ServiceProcess;
+      await redis.stop();
+      // Every message accepted now logs that its job waits for the relay: lines a buffer would keep.
+      const load = startLoad({
+        url: server.url,
+        apiKey,
+        concurrency: 8,
+        next: (i) => ({ method: 'POST', path: '/v1/messages', body: { message: `redis away ${i}` } }),
+      });
+      await sleep(1_000);
+      early = await keptHeap(server, 3_000);
+      await sleep(1_000);
+      late = await keptHeap(server, 3_000);
+      const samples = await load.stop();
+      accepted = samples.filter((s) => s.status === 202).length;
+      await sleep(300); // pino writes asynchronously
+      lines = logLines(server);
+      report('api logs with Redis away', {
+        requests: samples.length,
+        byStatus: countByStatus(samples),
+        deferredMessages: deferredMessages(lines),
+        keptHeapEarlyMb: +(early / MB).toFixed(2),
+        keptHeapLateMb: +(late / MB).toFixed(2),
+      });
+    });
+
+    it("writes the limiter's 'Redis unreachable' warning", () => {
+      expect(lines.some((l) => l.level >= 40 && /Redis unreachable/.test(l.msg ?? ''))).toBe(true);
+    });
+
+    it("writes every accepted message's 'deferred to relay' line", () => {
+      expect(accepted).toBeGreaterThan(500);
+      // Each accepted message is logged as deferred (alone or in its batch's line).
+      expect(deferredMessages(lines)).toBe(accepted);
+    });
+
+    it('keeps its heap flat', () => {
+      expect(late - early).toBeLessThan(4 * MB);
+    });
+  });
+});

@@ -1,0 +1,107 @@
+import { DataSource } from 'typeorm';
+import { ApiKeyAuthenticator, generateApiKey } from '@app/access';
+import { ANONYMOUS_LIMITS } from '@app/access';
+import { createAccount, RunningApi, startApi } from '../support/test-apps';
+import { HttpClient } from '../support/http';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The cache of verified keys holds 50,000; one more garbage key than that would push the oldest real key out. */
+const VERIFIED_CACHE_ENTRIES = 50_000;
+
+describe('garbage keys (made-up keys with a valid checksum)', () => {
+  let api: RunningApi;
+  let dataSource: DataSource;
+
+  /**
+   * Transactions of this database, as Postgres counts them. A busy backend reports its counts
+   * at most once a second, and an idle one then within 10 s: wait that out first.
+   */
+  async function transactions(): Promise<number> {
+    await sleep(11_000);
+    const [row] = await dataSource.query(
+      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(row.n);
+  }
+
+  /** Key lookups this process sends to Postgres while `fn` runs (not the periodic last-used flush). */
+  async function lookupsDuring(fn: () => Promise<unknown>): Promise<number> {
+    // DataSource.query is TypeORM's public entry point, and the one the key lookup uses.
+    const spy = jest.spyOn(dataSource, 'query');
+    try {
+      await fn();
+      return spy.mock.calls.filter(([sql]) => /WHERE k\.key_hash =/.test(String(sql))).length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  beforeAll(async () => {
+    api = await startApi();
+    dataSource = api.app.get(DataSource);
+  });
+  afterAll(() => api.close());
+
+  it('1,000 requests with random keys from one address cost Postgres no more transactions than the address budget', async () => {
+    const client = new HttpClient(api.url);
+    const before = await transactions();
+    const statuses = new Map<number, number>();
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => client.get('/v1/pets', { key: generateApiKey() })),
+      );
+      for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+    }
+    const spent = (await transactions()) - before;
+    expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
+    // Slack for the measuring queries themselves and background work (readiness checks): ~10.
+    expect(spent).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute + 25);
+  }, 60_000);
+
+  it('an address already refused gets 429 for a random key without a key lookup', async () => {
+    const client = new HttpClient(api.url);
+    for (let i = 0; i < ANONYMOUS_LIMITS.perMinute; i++) await client.get('/v1/pets');
+    let status = 0;
+    const lookups = await lookupsDuring(async () => {
+      ({ status } = await client.get('/v1/pets', { key: generateApiKey() }));
+    });
+    expect(status).toBe(429);
+    expect(lookups).toBe(0);
+  });
+
+  it('a real key stays cached after more garbage keys than the cache of verified keys holds', async () => {
+    const { apiKey } = await createAccount(api);
+    const client = new HttpClient(api.url, apiKey);
+    expect((await client.get('/v1/account')).status).toBe(200);
+    // Straight to the authenticator (what every address's lookups reach, summed over many
+    // addresses): 50,000 HTTP requests would cost this shared machine far more.
+    const authenticator = api.app.get(ApiKeyAuthenticator);
+    for (let sent = 0; sent <= VERIFIED_CACHE_ENTRIES; sent += 500) {
+      await Promise.all(Array.from({ length: 500 }, () => authenticator.authenticate(generateApiKey())));
+    }
+    let status = 0;
+    const lookups = await lookupsDuring(async () => ({ status } = await client.get('/v1/account')));
+    expect(status).toBe(200);
+    expect(lookups).toBe(0);
+  }, 120_000);
+
+  it('a verified key whose cached answer went stale is served even when its address spent the anonymous budget', async () => {
+    // A short freshness so the entry goes stale within the test, as AUTH_CACHE_TTL_MS does in minutes.
+    const shortCache = await startApi({ AUTH_CACHE_TTL_MS: '300' });
+    try {
+      const { apiKey } = await createAccount(shortCache);
+      const client = new HttpClient(shortCache.url, apiKey);
+      expect((await client.get('/v1/account')).status).toBe(200);
+      // Keyless requests from the key's own address spend that address's anonymous budget.
+      const anonymous = new HttpClient(shortCache.url);
+      const sameAddress = { headers: { 'X-Forwarded-For': client.clientIp } };
+      for (let i = 0; i < ANONYMOUS_LIMITS.perMinute; i++) await anonymous.get('/v1/pets', sameAddress);
+      expect((await anonymous.get('/v1/pets', sameAddress)).status).toBe(429);
+      await sleep(600); // the key's entry is stale now: only Postgres can tell
+      expect((await client.get('/v1/account')).status).toBe(200);
+    } finally {
+      await shortCache.close();
+    }
+  });
+});

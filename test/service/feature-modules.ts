@@ -1,0 +1,37 @@
+import { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AccessModule, AccountsService } from '@app/access';
+import { ConfigModule } from '@app/config';
+import { DatabaseModule } from '@app/database';
+import { EventsModule } from '@app/events';
+import { JobsModule } from '@app/jobs';
+import { RedisModule } from '@app/redis';
+
+/**
+ * The service tier: feature modules on the platform (real Postgres and Redis from the test
+ * environment), as both apps assemble them, with no HTTP and no worker runtime.
+ */
+export async function featureModules(...features: (Type | DynamicModule)[]): Promise<INestApplicationContext> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ConfigModule,
+      DatabaseModule,
+      RedisModule,
+      JobsModule.register('producer'),
+      EventsModule,
+      AccessModule,
+      ...features,
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return app;
+}
+
+let accounts = 0;
+
+/** A fresh account of the given plan, made by the access feature itself. */
+export async function newAccount(app: INestApplicationContext): Promise<number> {
+  const { account } = await app.get(AccountsService).create(`service-${process.pid}-${++accounts}`, 'business');
+  return account.id;
+}

@@ -1,0 +1,10 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** Runs the built operator CLI with the test environment plus `env`; rejects (with code, stdout, stderr) on a non-zero exit. */
+export const cliWithEnv = (env: NodeJS.ProcessEnv, ...args: string[]) =>
+  exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
+
+export const cli = (...args: string[]) => cliWithEnv({}, ...args);

@@ -1,0 +1,157 @@
+import { Queue } from 'bullmq';
+import { QueueName } from '@app/jobs';
+import { FulfilOrderJob } from '@app/store';
+import { createAccount, ServiceProcess, stopAll } from './faults/support/service-process';
+import { eventually, HttpClient } from './support/http';
+import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
+import { ReceivedRequest, WebhookReceiver } from './support/webhook-receiver';
+
+/** OTLP span kinds. */
+const SERVER = 2;
+const CLIENT = 3;
+const CONSUMER = 5;
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+
+/**
+ * Tracing across the queue, with the built processes (tracing starts in main, before the app):
+ * the API and the worker export to a local OTLP/HTTP receiver, and a request's trace must run
+ * through its job, the event's fan-out and the webhook delivery, whose POST carries it on.
+ */
+describe('tracing (OTLP) from the request to the webhook delivery', () => {
+  let otlp: OtlpReceiver;
+  let hooks: WebhookReceiver;
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess | undefined;
+  let http: HttpClient;
+
+  beforeAll(async () => {
+    otlp = await new OtlpReceiver().start();
+    hooks = await new WebhookReceiver().start();
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    };
+    [api, worker] = await Promise.all([
+      ServiceProcess.start('api', env),
+      ServiceProcess.start('worker', { ...env, SWEEP_INTERVAL_MS: '400' }),
+    ]);
+    const { apiKey } = await createAccount(process.env.DATABASE_URL as string, 'tracing');
+    http = new HttpClient(api.url, apiKey);
+    const events = ['message.processed', 'order.placed', 'order.completed'];
+    expect((await http.post('/v1/webhooks', { url: hooks.url, events })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await stopAll([api, worker]);
+    await Promise.all([otlp?.close(), hooks?.close()]);
+  });
+
+  /** The first delivery of an event of `type` (about resource `resourceId` if given). */
+  const delivery = (type: string, resourceId?: number) =>
+    eventually(
+      async () =>
+        hooks.requests.find(
+          (r) =>
+            r.headers['petstore-event-type'] === type &&
+            (resourceId === undefined || JSON.parse(r.body).resourceId === String(resourceId)),
+        ),
+      20_000,
+    );
+  const traceIdOf = (r: ReceivedRequest) => TRACEPARENT.exec(String(r.headers.traceparent))?.[1];
+
+  async function newPet(): Promise<number> {
+    const categoryId = (await http.post('/v1/categories', { name: `traced ${Math.random()}` })).body.id;
+    const petId = (await http.post('/v1/pets', { name: 'traced pet', categoryId })).body.id;
+    expect((await http.put(`/v1/store/inventory/${petId}`, { quantity: 1 })).status).toBe(200);
+    return petId;
+  }
+
+  /** The trace the delivery's traceparent header names, once the spans `names` have all arrived (as often as listed). */
+  async function traceOf(received: ReceivedRequest, names: string[]): Promise<ReceivedSpan[]> {
+    const [, traceId] = TRACEPARENT.exec(String(received.headers.traceparent)) ?? [];
+    expect(traceId).toBeDefined();
+    return eventually(async () => {
+      const spans = otlp.trace(traceId);
+      const count = (list: string[], name: string) => list.filter((n) => n === name).length;
+      const arrived = spans.map((s) => s.name);
+      return names.every((n) => count(arrived, n) >= count(names, n)) ? spans : undefined;
+    }, 10_000);
+  }
+
+  /** One tree: a single root (the server span) and every other span's parent in the trace. */
+  function expectOneTree(spans: ReceivedSpan[], rootName: string): void {
+    const ids = new Set(spans.map((s) => s.spanId));
+    const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
+    expect(roots.map((s) => [s.name, s.kind, s.service])).toEqual([[rootName, SERVER, 'petstore-api']]);
+  }
+
+  /** The delivery's traceparent names the client span of that delivery. */
+  function expectSentBy(received: ReceivedRequest, spans: ReceivedSpan[]): void {
+    const [, , parentId] = TRACEPARENT.exec(String(received.headers.traceparent)) ?? [];
+    const sender = spans.find((s) => s.spanId === parentId);
+    expect(sender).toMatchObject({ name: 'webhook delivery', kind: CLIENT, service: 'petstore-worker' });
+  }
+
+  it('POST /v1/messages: request, message job, fan-out and the message.processed delivery are one trace', async () => {
+    expect((await http.post('/v1/messages', { message: 'trace me' })).status).toBe(202);
+    const received = await delivery('message.processed');
+    const spans = await traceOf(received, [
+      'POST /v1/messages',
+      'outbox write',
+      'messages message.process',
+      'events event.fan-out',
+      'event fan-out',
+      'webhooks webhook.deliver',
+      'webhook delivery',
+    ]);
+    expectOneTree(spans, 'POST /v1/messages');
+    expectSentBy(received, spans);
+    expect(spans.find((s) => s.name === 'messages message.process')).toMatchObject({
+      kind: CONSUMER,
+      service: 'petstore-worker',
+      attributes: { 'messaging.destination.name': 'messages', 'messaging.operation.name': 'message.process' },
+    });
+  });
+
+  it('POST /v1/store/orders: request, fulfilment and both order events’ deliveries are one trace', async () => {
+    const order = await http.post('/v1/store/orders', { petId: await newPet(), quantity: 1 });
+    expect(order.status).toBe(201);
+
+    const [placed, completed] = await Promise.all([
+      delivery('order.placed', order.body.id),
+      delivery('order.completed', order.body.id),
+    ]);
+    const spans = await traceOf(completed, [
+      'POST /v1/store/orders',
+      'fulfilment order.fulfil',
+      'events event.fan-out',
+      'events event.fan-out',
+      'webhook delivery',
+      'webhook delivery',
+    ]);
+    expect(traceIdOf(placed)).toBe(spans[0].traceId);
+    expectOneTree(spans, 'POST /v1/store/orders');
+    expectSentBy(completed, spans);
+    expectSentBy(placed, spans);
+  });
+
+  it('a fulfilment job lost from Redis and given back by the sweep continues its order’s trace', async () => {
+    const shipDate = new Date(Date.now() + 1_000).toISOString();
+    const order = await http.post('/v1/store/orders', { petId: await newPet(), shipDate });
+    expect(order.status).toBe(201);
+    const queue = new Queue(QueueName.Fulfilment, { prefix: 'petstore', connection: { url: process.env.REDIS_URL } });
+    try {
+      expect(await queue.remove(FulfilOrderJob.jobId({ accountId: 0, orderId: order.body.id }))).toBe(1); // lost, as if Redis had been flushed
+    } finally {
+      await queue.close();
+    }
+    const [placed, completed] = await Promise.all([
+      delivery('order.placed', order.body.id),
+      delivery('order.completed', order.body.id),
+    ]);
+    expect(traceIdOf(completed)).toBe(traceIdOf(placed));
+    const spans = await traceOf(completed, ['POST /v1/store/orders', 'fulfilment order.fulfil']);
+    expectOneTree(spans, 'POST /v1/store/orders');
+  });
+});
