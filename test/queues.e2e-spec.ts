@@ -20,7 +20,7 @@ describe('queues: connections', () => {
     let infos = 0;
     slowRedis.onClientData = (chunk) => (infos += chunk.toString().split('\r\ninfo\r\n').length - 1);
     try {
-      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule, RedisModule, JobsModule.register('producer')] })
+      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer')] })
         .overrideProvider(AppConfig)
         .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.url }))
         .compile();

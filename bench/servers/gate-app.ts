@@ -37,7 +37,7 @@ class TrivialController {
 }
 
 @Module({
-  imports: [ConfigModule, DatabaseModule, RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
+  imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
   controllers: [TrivialController],
   providers: [PlanRateLimiter, RequestGateMiddleware],
 })

@@ -2,7 +2,8 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { report } from './support/load';
 import { tryConnect } from './support/raw-http';
-import { freePort, LOG_DIR } from './support/service-process';
+import { freePort } from '../support/free-port';
+import { LOG_DIR } from './support/service-process';
 
 const root = join(__dirname, '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

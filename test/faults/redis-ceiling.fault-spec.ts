@@ -2,7 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { startLoad } from './support/load';
-import { createAccount, freePort, ServiceProcess, stopAll } from './support/service-process';
+import { freePort } from '../support/free-port';
+import { createAccount, ServiceProcess, stopAll } from './support/service-process';
 
 const databaseUrl = process.env.DATABASE_URL as string;
 /** Well past what fits in MAXMEMORY as queued jobs (about 0.9 kB each). */

@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:net';
-import { freePort, Run, runToExit } from './support/service-process';
+import { freePort } from '../support/free-port';
+import { Run, runToExit } from './support/service-process';
 
 const databaseUrl = process.env.DATABASE_URL as string;
 const redisUrl = process.env.REDIS_URL as string;

@@ -15,7 +15,7 @@ export async function featureModules(...features: (Type | DynamicModule)[]): Pro
   const moduleRef = await Test.createTestingModule({
     imports: [
       ConfigModule,
-      DatabaseModule,
+      DatabaseModule.forRoot('api'),
       RedisModule,
       JobsModule.register('producer'),
       EventsModule,

@@ -30,7 +30,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 @Module({
   imports: [
     ConfigModule,
-    DatabaseModule,
+    DatabaseModule.forRoot('api'),
     RedisModule,
     JobsModule.register('producer'),
     EventsModule,

@@ -27,7 +27,7 @@ const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJ
 @Module({
   imports: [
     ConfigModule,
-    DatabaseModule,
+    DatabaseModule.forRoot('worker'),
     RedisModule,
     DiscoveryModule,
     JobsModule.register('worker'),

@@ -6,7 +6,16 @@ import { MIGRATIONS } from './migrations';
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
 
-export function dataSourceOptions(config: AppConfig, overrides: Partial<{ poolSize: number }> = {}): DataSourceOptions {
+/** Which process opens the pool: each has its own size (docs/operations-at-scale.md, the pool formula). */
+export type PoolRole = 'api' | 'worker' | 'cli';
+
+const POOL_SIZE: Record<PoolRole, (config: AppConfig) => number> = {
+  api: (config) => config.databasePoolSize,
+  worker: (config) => config.workerDatabasePoolSize,
+  cli: () => 2,
+};
+
+export function dataSourceOptions(config: AppConfig, role: PoolRole | { poolSize: number } = 'api'): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -17,10 +26,12 @@ export function dataSourceOptions(config: AppConfig, overrides: Partial<{ poolSi
     synchronize: false,
     logging: false,
     extra: {
-      max: overrides.poolSize ?? config.databasePoolSize,
-      // Fail fast when Postgres is down so the API can answer 503 instead of hanging.
-      connectionTimeoutMillis: 2_000,
-      statement_timeout: 10_000,
+      max: typeof role === 'string' ? POOL_SIZE[role](config) : role.poolSize,
+      // Fail fast when Postgres is down so the API can answer 503 instead of hanging. A worker
+      // has few connections for many handlers: it waits its turn rather than fail the job.
+      connectionTimeoutMillis: role === 'worker' ? config.databaseStatementTimeoutMs : 2_000,
+      // A transaction-mode pooler rejects start-up parameters: runTransaction sets it per transaction.
+      ...(config.databaseTransactionPooler ? {} : { statement_timeout: config.databaseStatementTimeoutMs }),
       application_name: 'petstore',
     },
   };

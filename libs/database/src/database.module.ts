@@ -1,18 +1,32 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '@app/config';
-import { dataSourceOptions } from './data-source-options';
+import { dataSourceOptions, PoolRole } from './data-source-options';
+import { useNamedStatements } from './prepared-query';
+import { TransactionRunner } from './transaction-runner';
 
-@Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        ...dataSourceOptions(config),
-        // The pool reconnects by itself; Nest's retry loop would only delay start-up.
-        retryAttempts: 0,
-      }),
-    }),
-  ],
-})
-export class DatabaseModule {}
+@Global()
+@Module({})
+export class DatabaseModule {
+  /** `role` picks the pool size: an API, a worker and the CLI need very different numbers of connections. */
+  static forRoot(role: PoolRole): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => {
+            useNamedStatements(!config.databaseTransactionPooler);
+            return {
+              ...dataSourceOptions(config, role),
+              // The pool reconnects by itself; Nest's retry loop would only delay start-up.
+              retryAttempts: 0,
+            };
+          },
+        }),
+      ],
+      providers: [TransactionRunner],
+      exports: [TransactionRunner],
+    };
+  }
+}

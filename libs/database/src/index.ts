@@ -4,6 +4,7 @@ export * from './data-source-options';
 export * from './ensure-database';
 export * from './prepared-query';
 export * from './database.module';
+export * from './transaction-runner';
 export * from './group-commit';
 export * from './page';
 export * from './postgres-errors';

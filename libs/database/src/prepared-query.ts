@@ -3,6 +3,16 @@ import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 /** Statement names by text. Callers build texts from fixed fragments only, so this stays small. */
 const names = new Map<string, string>();
+let named = true;
+
+/**
+ * Off behind a transaction-mode pooler (PgBouncer before 1.21): the next transaction may run on
+ * another server connection, which has not prepared the statement, or has prepared another one
+ * under the same name. Unnamed statements are parsed and planned on every call, but work there.
+ */
+export function useNamedStatements(on: boolean): void {
+  named = on;
+}
 
 /**
  * One statement as a named (prepared) statement: each connection parses and plans it once,
@@ -19,8 +29,8 @@ export async function preparedQuery<T extends QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  let name = names.get(text);
-  if (!name) names.set(text, (name = `petstore_${names.size + 1}`));
+  let name = named ? names.get(text) : undefined;
+  if (named && !name) names.set(text, (name = `petstore_${names.size + 1}`));
   const held = db instanceof DataSource ? undefined : db.queryRunner;
   const runner: QueryRunner = held ?? (db instanceof DataSource ? db : db.connection).createQueryRunner();
   try {

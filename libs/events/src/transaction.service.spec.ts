@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
-import { dataSourceOptions, migrate, newMessageId } from '@app/database';
+import { dataSourceOptions, migrate, newMessageId, TransactionRunner } from '@app/database';
 import { OutboxService, stagedJob } from '@app/jobs';
 import { ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';
@@ -24,7 +24,7 @@ describe('TransactionService against the real Postgres', () => {
       stageWith: OutboxService.prototype.stageWith,
       dispatch: async () => undefined,
     } as unknown as OutboxService;
-    tx = new TransactionService(ds, outbox);
+    tx = new TransactionService(new TransactionRunner(ds, config), outbox);
   });
   afterAll(() => ds?.destroy());
 

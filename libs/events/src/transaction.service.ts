@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '@app/database';
+import { EntityManager } from 'typeorm';
+import { preparedQuery, TransactionRunner } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { JobDefinition, OutboxRow, OutboxService, StagedJob, stagedJob, StageOptions } from '@app/jobs';
 import { NewDomainEvent } from './domain-event-types';
@@ -53,14 +53,14 @@ const EMIT_SQL = `WITH input AS (
 @Injectable()
 export class TransactionService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRunner,
     private readonly outbox: OutboxService,
   ) {}
 
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const jobs: StagedJob[] = [];
     let rows: OutboxRow[] = [];
-    const result = await this.dataSource.transaction(async (manager) => {
+    const result = await this.transactions.run(async (manager) => {
       const tx: Tx = {
         manager,
         enqueue: (job, payload, options = {}) => {

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { preparedQuery } from '@app/database';
+import { preparedQuery, TransactionRunner } from '@app/database';
 import { withSpan } from '@app/observability';
 import { REDIS } from '@app/redis';
 import { JobDefinition, StagedJob } from './job-definition';
@@ -101,6 +101,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly transactions: TransactionRunner,
     @InjectQueue(QueueName.Messages) messages: Queue,
     @InjectQueue(QueueName.Fulfilment) fulfilment: Queue,
     @InjectQueue(QueueName.Events) events: Queue,
@@ -253,7 +254,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     // A pass pushes up to batchSize jobs at once: ask Redis first, not the last periodic check.
     await this.checkRedisMemory();
     if (this.redisFull) return 0;
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const rows: OutboxRow[] = await preparedQuery(
         manager,
         `SELECT ${OUTBOX_COLUMNS} FROM outbox

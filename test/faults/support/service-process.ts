@@ -1,9 +1,9 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
-import { AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../support/free-port';
 
 const root = join(__dirname, '..', '..', '..');
 export const LOG_DIR = join(root, 'test', 'artifacts', 'faults');
@@ -13,14 +13,6 @@ const children = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Exit {
   code: number | null;
