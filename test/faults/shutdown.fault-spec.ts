@@ -129,6 +129,10 @@ describe('faults: SIGTERM whatever state the dependencies are in', () => {
       ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
       // A job left running at shutdown is found stalled within about twice this.
       JOB_LOCK_MS: '2000',
+      // On a loaded machine the in-flight job can miss a lock renewal before the signal, stall
+      // twice and be failed by BullMQ; the sweep is what gives such a job back (a full fault
+      // run once waited 20 s for a stalled-check retry that never came).
+      SWEEP_INTERVAL_MS: '2000',
     });
 
   for (const app of ['worker', 'api'] as const) {
