@@ -3,7 +3,8 @@
 // bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
 // --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL),
 // --only tracing (just the tracing-cost section: GET /v1/pets/{id} with tracing off and on),
-// --only pipeline (just the message pipeline: intake against drain, CPU per message, lag).
+// --only pipeline (just the message pipeline: intake against drain, CPU per message, lag),
+// --only webhooks (just the webhook deliveries of one worker: deliveries/s, worker CPU per delivery).
 // --against <checkout> (just this build against another checkout's build, paired rounds on the same
 // stores: GET /v1/pets/{id}, GET /v1/pets?limit=20, POST /v1/messages; build the other with
 // `node scripts/ensure-build.mjs` in it first).
@@ -18,7 +19,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '@app/config';
 import { measure, Measurement, send, Target } from './lib/load';
 import { pairedRounds } from './lib/paired';
-import { HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import { cpuMs, HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import {
   BenchStoreRefused,
   createAccount,
@@ -40,6 +41,7 @@ import {
   TracingRounds,
   WebhookRows,
   renderTracing,
+  renderWebhooks,
   AgainstRows,
   renderAgainst,
 } from './lib/report';
@@ -73,8 +75,8 @@ const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
 const ONLY = option('--only', '');
 const AGAINST = option('--against', '');
-if (ONLY && !['tracing', 'pipeline'].includes(ONLY))
-  throw new Error(`--only ${ONLY}: the sections that run alone are tracing and pipeline`);
+if (ONLY && !['tracing', 'pipeline', 'webhooks'].includes(ONLY))
+  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline and webhooks`);
 const CONNECTIONS = 50;
 const T = {
   warmupS: QUICK ? 1 : 3,
@@ -222,6 +224,53 @@ function webhookReceiver(): Promise<{ server: Server; url: string; times: number
 }
 
 /**
+ * T.queued pet.created events queued with the worker stopped, then delivered by one worker to a
+ * local receiver answering 204 at once: deliveries/s (first to last) and worker CPU per delivery.
+ */
+async function webhookDeliveries(apiUrl: string, apiKey: string): Promise<WebhookRows> {
+  log(`queueing ${T.queued} webhook events, worker stopped`);
+  await flushRedis();
+  const receiver = await webhookReceiver();
+  const category = (await (
+    await fetch(`${apiUrl}/v1/categories`, {
+      method: 'POST',
+      headers: json(apiKey),
+      body: JSON.stringify({ name: 'hooks' }),
+    })
+  ).json()) as { id: number };
+  const hook = await fetch(`${apiUrl}/v1/webhooks`, {
+    method: 'POST',
+    headers: json(apiKey),
+    body: JSON.stringify({ url: receiver.url, events: ['pet.created'] }),
+  });
+  if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${await hook.text()}`);
+  await send(
+    {
+      url: `${apiUrl}/v1/pets`,
+      method: 'POST',
+      headers: json(apiKey),
+      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
+    },
+    T.queued,
+  );
+  const worker = await startWorker();
+  log('delivering webhooks');
+  const cpuBefore = cpuMs(worker.pid);
+  const deadline = Date.now() + 600_000;
+  while (receiver.times.length < T.queued && Date.now() < deadline) await sleep(50);
+  const cpu = cpuMs(worker.pid) - cpuBefore;
+  await worker.stop();
+  receiver.server.close();
+  const ts = receiver.times;
+  return {
+    queued: T.queued,
+    delivered: ts.length,
+    perS: ts.length > 1 ? (ts.length - 1) / ((ts[ts.length - 1] - ts[0]) / 1000) : NaN,
+    workerCpuUsPerDelivery: (cpu * 1000) / Math.max(1, ts.length),
+  };
+}
+
+/**
  * GET /v1/pets/{id} on `api` (tracing off) against a second API exporting every trace to a
  * local OTLP sink and a third exporting a sample, in paired rounds.
  */
@@ -348,6 +397,14 @@ async function main(): Promise<void> {
       lagS: QUICK ? 3 : 10,
     });
   };
+  if (ONLY === 'webhooks') {
+    const api = await startApi();
+    const md = renderWebhooks(await webhookDeliveries(api.url, hooks.apiKey));
+    await api.proc.stop();
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   if (ONLY === 'pipeline') {
     const md = renderPipeline(await pipelineRun());
     await pool.end();
@@ -548,43 +605,7 @@ async function main(): Promise<void> {
     await worker.stop();
   }
 
-  log(`queueing ${T.queued} webhook events, worker stopped`);
-  await flushRedis();
-  const receiver = await webhookReceiver();
-  const category = (await (
-    await fetch(`${api.url}/v1/categories`, {
-      method: 'POST',
-      headers: json(hooks.apiKey),
-      body: JSON.stringify({ name: 'hooks' }),
-    })
-  ).json()) as { id: number };
-  const hook = await fetch(`${api.url}/v1/webhooks`, {
-    method: 'POST',
-    headers: json(hooks.apiKey),
-    body: JSON.stringify({ url: receiver.url, events: ['pet.created'] }),
-  });
-  if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${await hook.text()}`);
-  await send(
-    {
-      url: `${api.url}/v1/pets`,
-      method: 'POST',
-      headers: json(hooks.apiKey),
-      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
-    },
-    T.queued,
-  );
-  const worker = await startWorker();
-  log('delivering webhooks');
-  const deadline = Date.now() + 600_000;
-  while (receiver.times.length < T.queued && Date.now() < deadline) await sleep(50);
-  await worker.stop();
-  receiver.server.close();
-  const ts = receiver.times;
-  const webhooks: WebhookRows = {
-    queued: T.queued,
-    delivered: ts.length,
-    perS: ts.length > 1 ? (ts.length - 1) / ((ts[ts.length - 1] - ts[0]) / 1000) : NaN,
-  };
+  const webhooks = await webhookDeliveries(api.url, hooks.apiKey);
   await api.proc.stop();
   const pipelineRows = await pipelineRun();
 

@@ -53,6 +53,7 @@ export interface WebhookRows {
   queued: number;
   delivered: number;
   perS: number;
+  workerCpuUsPerDelivery: number;
 }
 
 const GATE_LABELS = {
@@ -253,12 +254,7 @@ export function renderReport(
       `Worker drain: ${n0(s.drain.queued)} queued messages to none in ${n1(s.drain.seconds)} s: **${n0(s.drain.perS)} messages/s** (one worker process).`,
     );
 
-  out.push('## Webhooks');
-  out.push(
-    `${n0(s.webhooks.delivered)} of ${n0(s.webhooks.queued)} queued pet.created events delivered to a local receiver by one worker process: **${n0(
-      s.webhooks.perS,
-    )} deliveries/s** (first to last delivery; includes the fan-out job per event).`,
-  );
+  out.push(renderWebhooks(s.webhooks));
 
   if (s.soak) {
     const smp = s.soak.samples;
@@ -335,4 +331,16 @@ export function renderTracing(t: TracingRounds): string {
       )} by CPU (median of rounds, range in brackets). The sink received ${n0(t.spans)} spans from the API tracing ` +
       `every request (warm-ups included; one server span per request) for ${n0(t.requests)} requests measured.`,
   ].join('\n\n');
+}
+
+export function renderWebhooks(w: WebhookRows): string {
+  return [
+    '## Webhooks',
+    '',
+    `${n0(w.delivered)} of ${n0(w.queued)} queued pet.created events delivered to a local receiver by one worker process: **${n0(
+      w.perS,
+    )} deliveries/s** (first to last delivery; includes the fan-out job per event); worker CPU ${n0(
+      w.workerCpuUsPerDelivery,
+    )} µs per delivery.`,
+  ].join('\n');
 }
