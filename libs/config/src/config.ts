@@ -61,6 +61,8 @@ const schema = z.object({
   WEBHOOK_MAX_AGE_SECONDS: positiveInt.default(3 * 24 * 3600),
   ALLOW_PRIVATE_WEBHOOK_URLS: bool.default('false'),
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
+  // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
+  WEBHOOK_CONCURRENCY: positiveInt.default(100),
   DEMO_SEED: bool.default('true'),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
@@ -181,6 +183,8 @@ export class AppConfig {
     allowPrivateUrls: boolean;
     /** Deliveries of one account in flight at once, across all workers (fair share of the queue). */
     accountConcurrency: number;
+    /** Deliveries in flight at once in one worker process. */
+    concurrency: number;
   };
   readonly demoSeed: boolean;
   /** Opens the worker's queue dashboard (/queues on WORKER_PORT); undefined keeps it off. */
@@ -226,6 +230,7 @@ export class AppConfig {
       maxAgeSeconds: e.WEBHOOK_MAX_AGE_SECONDS,
       allowPrivateUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
       accountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
+      concurrency: e.WEBHOOK_CONCURRENCY,
     };
     this.demoSeed = e.DEMO_SEED;
     this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;

@@ -52,7 +52,12 @@ describe('GroupCommit', () => {
     const { batches, write } = manualWrite();
     const group = new GroupCommit(write, { maxInFlight: 1, maxBatch: 10, isItemError });
     const first = group.submit(0);
-    const outcomes = [1, 2, 3].map((i) => group.submit(i).then(() => 'ok', (err: Error) => err.message));
+    const outcomes = [1, 2, 3].map((i) =>
+      group.submit(i).then(
+        () => 'ok',
+        (err: Error) => err.message,
+      ),
+    );
     batches[0].finish();
     await first;
     await tick();
@@ -69,12 +74,26 @@ describe('GroupCommit', () => {
     const { batches, write } = manualWrite();
     const group = new GroupCommit(write, { maxInFlight: 1, maxBatch: 10, isItemError });
     const first = group.submit(0);
-    const outcomes = [1, 2].map((i) => group.submit(i).then(() => 'ok', (err: Error) => err.message));
+    const outcomes = [1, 2].map((i) =>
+      group.submit(i).then(
+        () => 'ok',
+        (err: Error) => err.message,
+      ),
+    );
     batches[0].finish();
     await first;
     await tick();
     batches[1].finish(new Error('connect ECONNREFUSED'));
     expect(await Promise.all(outcomes)).toEqual(['connect ECONNREFUSED', 'connect ECONNREFUSED']);
     expect(batches).toHaveLength(2);
+  });
+
+  it('hands each caller the result the write returned for its own item', async () => {
+    const group = new GroupCommit<number, string>(async (items) => items.map((i) => `row ${i}`), {
+      maxInFlight: 1,
+      maxBatch: 10,
+      isItemError,
+    });
+    await expect(Promise.all([1, 2, 3].map((i) => group.submit(i)))).resolves.toEqual(['row 1', 'row 2', 'row 3']);
   });
 });

@@ -10,9 +10,9 @@ export interface GroupCommitOptions {
   isItemError: (err: unknown) => boolean;
 }
 
-interface Pending<T> {
+interface Pending<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (err: unknown) => void;
 }
 
@@ -20,19 +20,20 @@ interface Pending<T> {
  * Group commit: concurrent callers share one write and one commit. While `maxInFlight` batches
  * are being written, new items wait and go together in the next batch; under light load every
  * item is written at once, alone, so no request waits for a timer. Each caller's promise
- * settles when its own item is committed (or not): durability per request is unchanged.
+ * settles when its own item is committed (or not): durability per request is unchanged. A write
+ * may return one result per item (what the statement returned for it), handed to its caller.
  */
-export class GroupCommit<T> {
-  private readonly waiting: Pending<T>[] = [];
+export class GroupCommit<T, R = void> {
+  private readonly waiting: Pending<T, R>[] = [];
   private inFlight = 0;
 
   constructor(
-    private readonly write: (items: T[]) => Promise<void>,
+    private readonly write: (items: T[]) => Promise<R[] | void>,
     private readonly options: GroupCommitOptions,
   ) {}
 
-  submit(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       this.drain();
     });
@@ -50,17 +51,19 @@ export class GroupCommit<T> {
   }
 
   /** Never rejects: every outcome is delivered to the callers' promises. */
-  private async writeBatch(batch: Pending<T>[]): Promise<void> {
+  private async writeBatch(batch: Pending<T, R>[]): Promise<void> {
     try {
-      await this.write(batch.map((p) => p.item));
-      batch.forEach((p) => p.resolve());
+      const results = await this.write(batch.map((p) => p.item));
+      batch.forEach((p, i) => p.resolve(results?.[i] as R));
     } catch (err) {
       if (batch.length === 1 || !this.options.isItemError(err)) {
         batch.forEach((p) => p.reject(err));
         return;
       }
       // One bad item must not fail the requests it happened to share a batch with.
-      await Promise.all(batch.map((p) => this.write([p.item]).then(p.resolve, p.reject)));
+      await Promise.all(
+        batch.map((p) => this.write([p.item]).then((results) => p.resolve(results?.[0] as R), p.reject)),
+      );
     }
   }
 }

@@ -2,10 +2,12 @@ import { defineJob, QueueName } from '@app/jobs';
 
 /**
  * Hands one event to the webhooks subscribed to it. Staged by the event log for each event that
- * has a subscriber when it is recorded; handled by @app/webhooks, which owns the deliveries.
+ * has a subscriber when it is recorded; handled by @app/webhooks, which owns the deliveries, in
+ * batches of the WORKER_BATCH_SIZE jobs a worker runs at once.
  */
 export const FanOutEventJob = defineJob<{ accountId: number; eventId: number }>({
   name: 'event.fan-out',
   queue: QueueName.Events,
   jobId: ({ eventId }) => `event-${eventId}`,
+  concurrency: (config) => config.jobs.batchSize,
 });

@@ -1,4 +1,4 @@
-import { DomainEvent } from '@app/database';
+import { DomainEvent, JsonRow } from '@app/database';
 
 /** Columns of a DomainEvent, for an events table aliased `e`. */
 export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
@@ -15,7 +15,7 @@ export interface PublicEvent {
   createdAt: string;
 }
 
-export function toPublicEvent(e: DomainEvent): PublicEvent {
+export function toPublicEvent(e: DomainEvent | JsonRow<DomainEvent>): PublicEvent {
   return {
     id: e.id,
     type: e.type,

@@ -1,52 +1,90 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { FanOutEventJob, TransactionService } from '@app/events';
-import { JobPayload, OnJob } from '@app/jobs';
+import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
 import { DeliverWebhookJob } from './webhook.jobs';
 
+/** How long the first fan-out of a batch waits for others (as for message jobs). */
+const BATCH_WAIT_MS = 5;
+
+interface FanOut {
+  accountId: number;
+  eventId: number;
+  /** The fan-out's own span: each delivery of the event continues it, also in its retries and the sweep. */
+  traceparent: string | null;
+}
+
+const FAN_OUT_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS i(event_id, account_id, traceparent)),
+  fanned AS (
+    UPDATE events e SET fanned_out = true FROM input i
+     WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out)
+  INSERT INTO webhook_deliveries (webhook_id, account_id, event_id, event_type, traceparent)
+  SELECT w.id, e.account_id, e.id, e.type, i.traceparent
+    FROM input i
+    JOIN events e ON e.id = i.event_id AND e.account_id = i.account_id
+    JOIN webhooks w ON w.account_id = e.account_id
+   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+   ORDER BY e.id, w.id
+  ON CONFLICT (webhook_id, event_id) DO NOTHING
+  RETURNING id, account_id AS "accountId", event_id AS "eventId", traceparent`;
+
 /**
- * Turns one event into one delivery per subscribed, active webhook of its account, stages
- * their jobs and marks the event fanned out, all in one transaction (until then the lost-job
- * sweep would give the event its job back). The unique (webhook_id, event_id) index makes a
- * repeated fan-out (relay re-enqueue, job retry, sweep) add nothing. Webhooks created after
- * the event do not receive it.
+ * Turns events into one delivery per subscribed, active webhook of their account, stages the
+ * deliveries' jobs and marks the events fanned out, in one statement and one transaction per
+ * batch of the fan-out jobs the worker runs at once (until then the lost-job sweep would give an
+ * event its job back). The unique (webhook_id, event_id) index makes a repeated fan-out (relay
+ * re-enqueue, job retry, sweep) add nothing. Webhooks created after an event do not receive it.
  */
 @Injectable()
 export class EventFanOutService {
-  constructor(private readonly tx: TransactionService) {}
+  private readonly batcher: JobBatcher<FanOut, number>;
 
+  constructor(
+    private readonly tx: TransactionService,
+    config: AppConfig,
+  ) {
+    this.batcher = new JobBatcher((batch) => this.write(batch), config.jobs.batchSize, BATCH_WAIT_MS);
+  }
+
+  /** Settles with the number of deliveries this fan-out created (0 when it had been done). */
   @OnJob(FanOutEventJob)
-  async fanOut({ accountId, eventId }: JobPayload<typeof FanOutEventJob>): Promise<number> {
+  fanOut({ accountId, eventId }: JobPayload<typeof FanOutEventJob>): Promise<number> {
     return withSpan('event fan-out', 'internal', { 'petstore.event.id': eventId }, () =>
-      this.write(accountId, eventId),
+      this.batcher.submit({ accountId, eventId, traceparent: currentTraceparent() ?? null }),
     );
   }
 
-  private write(accountId: number, eventId: number): Promise<number> {
-    return this.tx.run(async (tx) => {
-      // Each delivery keeps this trace, for its retries and the sweep.
-      const rows: { id: number }[] = await preparedQuery(
-        tx.manager,
-        `INSERT INTO webhook_deliveries (webhook_id, account_id, event_id, event_type, traceparent)
-         SELECT w.id, e.account_id, e.id, e.type, $3
-           FROM events e
-           JOIN webhooks w ON w.account_id = e.account_id
-          WHERE e.id = $1 AND e.account_id = $2
-            AND w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-         ON CONFLICT (webhook_id, event_id) DO NOTHING
-         RETURNING id`,
-        [eventId, accountId, currentTraceparent() ?? null],
-      );
-      for (const { id } of rows) {
-        tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: id, attempt: 0 });
+  /** One batch; a failure fails each of its jobs, which BullMQ then retries. */
+  private async write(batch: FanOut[]): Promise<number[]> {
+    const created = new Map<number, number>();
+    await this.tx.run(async (tx) => {
+      const deliveries = await preparedQuery<{
+        id: number;
+        accountId: number;
+        eventId: number;
+        traceparent: string | null;
+      }>(tx.manager, FAN_OUT_SQL, [
+        batch.map((f) => f.eventId),
+        batch.map((f) => f.accountId),
+        batch.map((f) => f.traceparent),
+      ]);
+      for (const d of deliveries) {
+        created.set(d.eventId, (created.get(d.eventId) ?? 0) + 1);
+        tx.enqueue(
+          DeliverWebhookJob,
+          { accountId: d.accountId, deliveryId: d.id, attempt: 0 },
+          { traceparent: d.traceparent },
+        );
       }
-      await preparedQuery(
-        tx.manager,
-        `UPDATE events SET fanned_out = true WHERE id = $1 AND account_id = $2 AND NOT fanned_out`,
-        [eventId, accountId],
-      );
-      return rows.length;
+    });
+    // The same event twice in one batch (a duplicate job): the count goes to the first.
+    return batch.map((f) => {
+      const n = created.get(f.eventId) ?? 0;
+      created.delete(f.eventId);
+      return n;
     });
   }
 }

@@ -59,4 +59,48 @@ describe('WebhookSender (against a local receiver)', () => {
     const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(url, {}, '{}');
     expect(result).toEqual({ ok: false, statusCode: null, error: 'ECONNREFUSED' });
   });
+
+  /** A receiver answering `status` with `answerBytes` of body, counting the connections it accepted. */
+  const countingReceiver = async (answerBytes: number) => {
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'Content-Length': answerBytes }).end(Buffer.alloc(answerBytes)));
+    });
+    let connections = 0;
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+    const close = () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    };
+    return { url, connections: () => connections, close };
+  };
+
+  it('sends successive deliveries to one receiver over one kept connection', async () => {
+    const r = await countingReceiver(2);
+    const s = sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
+    try {
+      for (let i = 0; i < 3; i++) expect((await s.post(r.url, {}, '{}')).ok).toBe(true);
+      expect(r.connections()).toBe(1);
+    } finally {
+      s.onModuleDestroy();
+      await r.close();
+    }
+  });
+
+  it('drops the connection of a receiver whose answer runs past the size cap', async () => {
+    const r = await countingReceiver(1024 * 1024);
+    const s = sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
+    try {
+      expect((await s.post(r.url, {}, '{}')).ok).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // time enough to read the whole answer
+      expect((await s.post(r.url, {}, '{}')).ok).toBe(true);
+      expect(r.connections()).toBe(2);
+    } finally {
+      s.onModuleDestroy();
+      await r.close();
+    }
+  });
 });

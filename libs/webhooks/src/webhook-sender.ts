@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -15,14 +15,29 @@ export interface SendResult {
   refused?: true;
 }
 
+/** More of a receiver's answer than this is not read: the connection is dropped instead of kept. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /**
- * POSTs one delivery. The URL is checked again here (DNS can change after creation) and the
+ * POSTs one delivery. The URL is checked again here (DNS can change after creation) and a new
  * connection goes to the address that was checked, so a second DNS answer cannot point us
  * at an internal host. Redirects are not followed (node:http never does); a 3xx is a failure.
+ * Connections are kept alive per receiver: a new TCP (and TLS) handshake per delivery was most
+ * of a delivery's cost. A kept connection goes to an address that passed the check when it
+ * was opened.
  */
 @Injectable()
-export class WebhookSender {
+export class WebhookSender implements OnModuleDestroy {
+  private readonly agents = {
+    'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
+    'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+  };
+
   constructor(private readonly config: AppConfig) {}
+
+  onModuleDestroy(): void {
+    for (const agent of Object.values(this.agents)) agent.destroy();
+  }
 
   async post(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
@@ -36,7 +51,8 @@ export class WebhookSender {
     const pinned = target.addresses[0];
     const lookup = ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) =>
       opts.all ? cb(null, [pinned]) : cb(null, pinned.address, pinned.family)) as unknown as LookupFunction;
-    const client = target.url.protocol === 'https:' ? https : http;
+    const protocol = target.url.protocol === 'https:' ? 'https:' : 'http:';
+    const client = protocol === 'https:' ? https : http;
 
     return new Promise<SendResult>((resolve) => {
       const req = client.request(
@@ -45,12 +61,18 @@ export class WebhookSender {
           method: 'POST',
           headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
           lookup,
-          agent: false,
+          agent: this.agents[protocol],
         },
         (res) => {
-          clearTimeout(timer);
           const status = res.statusCode ?? 0;
-          res.destroy(); // the answer's body is not needed
+          // The answer's body is not needed; reading it to its end (within the timeout and a size
+          // cap) keeps the connection for the next delivery.
+          res.on('close', () => clearTimeout(timer));
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            if ((read += chunk.length) > MAX_ANSWER_BYTES) res.destroy();
+          });
+          res.on('error', () => undefined);
           if (status >= 200 && status < 300) resolve({ ok: true, statusCode: status, error: null });
           else if (status >= 300 && status < 400)
             resolve({ ok: false, statusCode: status, error: 'redirect not followed' });

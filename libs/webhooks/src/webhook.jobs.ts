@@ -8,4 +8,5 @@ export const DeliverWebhookJob = defineJob<{ accountId: number; deliveryId: numb
   name: 'webhook.deliver',
   queue: QueueName.Webhooks,
   jobId: ({ deliveryId, attempt }) => `delivery-${deliveryId}-${attempt}`,
+  concurrency: (config) => config.webhooks.concurrency,
 });

@@ -6,3 +6,4 @@ export * from './message.row';
 export * from './pet.row';
 export * from './webhook-delivery.row';
 export * from './webhook.row';
+export * from './json-row';
