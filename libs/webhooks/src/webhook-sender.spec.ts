@@ -85,7 +85,6 @@ describe('WebhookSender (against a local receiver)', () => {
       for (let i = 0; i < 3; i++) expect((await s.post(r.url, {}, '{}')).ok).toBe(true);
       expect(r.connections()).toBe(1);
     } finally {
-      s.onModuleDestroy();
       await r.close();
     }
   });
@@ -99,7 +98,6 @@ describe('WebhookSender (against a local receiver)', () => {
       expect((await s.post(r.url, {}, '{}')).ok).toBe(true);
       expect(r.connections()).toBe(2);
     } finally {
-      s.onModuleDestroy();
       await r.close();
     }
   });

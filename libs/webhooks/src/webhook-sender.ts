@@ -1,4 +1,4 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -24,20 +24,18 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * at an internal host. Redirects are not followed (node:http never does); a 3xx is a failure.
  * Connections are kept alive per receiver: a new TCP (and TLS) handshake per delivery was most
  * of a delivery's cost. A kept connection goes to an address that passed the check when it
- * was opened.
+ * was opened. Idle kept connections do not hold the process open (Node unrefs them); one in
+ * use at shutdown is left alone, so its delivery is neither recorded nor cut short (a
+ * destroyed socket was recorded as a failed attempt: a test delivery then was never resent).
  */
 @Injectable()
-export class WebhookSender implements OnModuleDestroy {
+export class WebhookSender {
   private readonly agents = {
     'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
     'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
   };
 
   constructor(private readonly config: AppConfig) {}
-
-  onModuleDestroy(): void {
-    for (const agent of Object.values(this.agents)) agent.destroy();
-  }
 
   async post(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
