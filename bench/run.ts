@@ -4,7 +4,8 @@
 // --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL),
 // --only tracing (just the tracing-cost section: GET /v1/pets/{id} with tracing off and on),
 // --only pipeline (just the message pipeline: intake against drain, CPU per message, lag),
-// --only webhooks (just the webhook deliveries of one worker: deliveries/s, worker CPU per delivery).
+// --only webhooks (just the webhook deliveries of one worker: deliveries/s, worker CPU per delivery),
+// --only sweep (recovery of a large loss by the lost-job sweep with one and two workers).
 // --against <checkout> (just this build against another checkout's build, paired rounds on the same
 // stores: GET /v1/pets/{id}, GET /v1/pets?limit=20, POST /v1/messages; build the other with
 // `node scripts/ensure-build.mjs` in it first).
@@ -42,6 +43,8 @@ import {
   WebhookRows,
   renderTracing,
   renderWebhooks,
+  renderSweep,
+  SweepRows,
   AgainstRows,
   renderAgainst,
 } from './lib/report';
@@ -75,8 +78,8 @@ const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
 const ONLY = option('--only', '');
 const AGAINST = option('--against', '');
-if (ONLY && !['tracing', 'pipeline', 'webhooks'].includes(ONLY))
-  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline and webhooks`);
+if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep'].includes(ONLY))
+  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks and sweep`);
 const CONNECTIONS = 50;
 const T = {
   warmupS: QUICK ? 1 : 3,
@@ -84,6 +87,7 @@ const T = {
   soakS: QUICK ? 10 : 60,
   queued: QUICK ? 2_000 : 10_000,
   catalogPets: QUICK ? 10_000 : 100_000,
+  lost: QUICK ? 10_000 : 100_000,
 };
 /** Paired rounds (bench/lib/paired.ts) of the gate section and of GET /v1/pets/{id} against baseline B. */
 const PAIRED = {
@@ -139,13 +143,14 @@ async function startApi(
   return { proc, url };
 }
 
-async function startWorker(): Promise<Proc> {
+async function startWorker(env: Record<string, string> = {}, name = 'worker', pinned = true): Promise<Proc> {
   const port = await freePort();
   const proc = startNode(
-    'worker',
+    name,
     ['dist/apps/worker/main.js'],
-    { ...baseEnv, WORKER_PORT: String(port), LOG_FILE: join(tmp, 'worker.log') },
+    { ...baseEnv, ...env, WORKER_PORT: String(port), LOG_FILE: join(tmp, `${name}.log`) },
     tmp,
+    pinned,
   );
   await waitForHttp(`http://127.0.0.1:${port}/health/ready`, proc);
   return proc;
@@ -221,6 +226,43 @@ function webhookReceiver(): Promise<{ server: Server; url: string; times: number
       resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, times }),
     ),
   );
+}
+
+/**
+ * Recovery of a large loss: T.lost messages accepted a minute ago whose jobs never reached
+ * Redis, given back by the lost-job sweep and processed, with one worker and then with two
+ * (not pinned: with no load generator running, the workers may use both cores).
+ */
+async function sweepRecovery(pool: Pool, accountId: number): Promise<SweepRows> {
+  const rows: SweepRows = [];
+  for (const workers of [1, 2]) {
+    await flushRedis();
+    await pool.query(
+      `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
+       SELECT 'msg_' || substr(md5(random()::text || g::text), 1, 28), $1, 'lost ' || g, 'queued', 0, now() - interval '1 minute'
+         FROM generate_series(1, $2::int) AS g`,
+      [accountId, T.lost],
+    );
+    log(`${T.lost} lost messages; sweeping with ${workers} worker(s)`);
+    const started = performance.now();
+    const procs = await Promise.all(
+      Array.from({ length: workers }, (_, i) => startWorker({ SWEEP_INTERVAL_MS: '1000' }, `sweep-worker-${i}`, false)),
+    );
+    const open = async () =>
+      Number(
+        (
+          await pool.query(
+            `SELECT count(*) AS n FROM messages WHERE account_id = $1 AND status IN ('queued', 'processing')`,
+            [accountId],
+          )
+        ).rows[0].n,
+      );
+    while ((await open()) > 0 && performance.now() - started < 600_000) await sleep(250);
+    const seconds = (performance.now() - started) / 1000;
+    await Promise.all(procs.map((p) => p.stop()));
+    rows.push({ workers, lost: T.lost, seconds, left: await open() });
+  }
+  return rows;
 }
 
 /**
@@ -397,6 +439,12 @@ async function main(): Promise<void> {
       lagS: QUICK ? 3 : 10,
     });
   };
+  if (ONLY === 'sweep') {
+    const md = renderSweep(await sweepRecovery(pool, createAccount('bench-sweep', cliEnv).accountId));
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   if (ONLY === 'webhooks') {
     const api = await startApi();
     const md = renderWebhooks(await webhookDeliveries(api.url, hooks.apiKey));

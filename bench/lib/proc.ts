@@ -30,9 +30,17 @@ export interface Proc {
 }
 
 /** Starts `node args` pinned to the server core, output to a log file under the temp dir. */
-export function startNode(name: string, args: string[], env: Record<string, string>, logDir: string): Proc {
-  const cmd = HAS_TASKSET ? 'taskset' : process.execPath;
-  const argv = HAS_TASKSET ? ['-c', String(SERVER_CORE), process.execPath, ...args] : args;
+/** `pinned` false: the process may run on every core (a section with no load generator to keep apart). */
+export function startNode(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  logDir: string,
+  pinned = true,
+): Proc {
+  const pin = HAS_TASKSET && pinned;
+  const cmd = pin ? 'taskset' : process.execPath;
+  const argv = pin ? ['-c', String(SERVER_CORE), process.execPath, ...args] : args;
   const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = createWriteStream(join(logDir, `${name}.out`), { flags: 'a' });
   child.stdout?.pipe(log);

@@ -344,3 +344,20 @@ export function renderWebhooks(w: WebhookRows): string {
     )} µs per delivery.`,
   ].join('\n');
 }
+
+export type SweepRows = { workers: number; lost: number; seconds: number; left: number }[];
+
+export function renderSweep(rows: SweepRows): string {
+  return [
+    '## Lost-job sweep: recovering a large loss',
+    '',
+    'Messages accepted a minute ago whose jobs are not in Redis, given back by the sweep (SWEEP_INTERVAL_MS=1000) and processed, from the first worker start to none left open. Workers not pinned to a core; Postgres and Redis on the same two cores.',
+    '',
+    '| workers | lost messages | seconds | messages/s | left open |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (r) =>
+        `| ${r.workers} | ${n0(r.lost)} | ${n1(r.seconds)} | ${n0((r.lost - r.left) / r.seconds)} | ${n0(r.left)} |`,
+    ),
+  ].join('\n');
+}

@@ -7,10 +7,12 @@ import { FanOutEventJob } from './event.jobs';
 @LostJobSource()
 export class EventsSweepSource implements SweepSource {
   readonly name = 'events';
-  readonly dueSql = `SELECT id, account_id AS "accountId", traceparent FROM events
+  readonly dueSql = `SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
        WHERE NOT fanned_out
          AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-       ORDER BY id LIMIT $2`;
+         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
+       ORDER BY created_at, id LIMIT $2
+       FOR UPDATE SKIP LOCKED`;
 
   job(row: DueRow) {
     return stagedJob(

@@ -1,20 +1,29 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { DataSource } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
+import { preparedQuery, TransactionRunner } from '@app/database';
 import { describe } from '@app/errors';
-import { StagedJob } from './job-definition';
 import { OutboxService } from './outbox.service';
 import { sweepRequeued } from './sweep-metrics';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
-import { preparedQuery } from '@app/database';
+
+/** Pages a pass reads past rows whose jobs are all in hand (a legit backlog) before it stops. */
+const IDLE_PAGES_PER_PASS = 20;
+
+type Cursor = { dueAt: string; id: string } | null;
 
 /**
  * The safety net behind "accepted means done": an open order, an unprocessed message, an
  * event not yet fanned out or a pending webhook delivery whose job BullMQ no longer holds
  * (Redis flushed, enqueue lost, retries spent while Postgres was down) gets its job again.
- * Job ids are deterministic and processors idempotent, so several workers sweeping at once,
- * or a job that reappears from the outbox, still do the work once.
+ *
+ * Workers split the work instead of repeating it: a page of due rows is locked for the time it
+ * is checked (FOR UPDATE SKIP LOCKED), so another worker's pass takes the next rows, and a job
+ * cannot finish its row while the sweep decides it is lost. Each worker keeps a cursor per
+ * source, so passes move on through a backlog whose jobs are in hand (at most
+ * IDLE_PAGES_PER_PASS pages of those per pass) and come back to the start at its end; while its
+ * pages keep finding lost jobs a pass goes on, so a large loss is recovered at full speed.
  */
 @Injectable()
 export class LostJobSweepService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -23,9 +32,10 @@ export class LostJobSweepService implements OnApplicationBootstrap, OnApplicatio
   private running?: Promise<void>;
 
   private sources: SweepSource[] = [];
+  private readonly cursors = new Map<string, Cursor>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRunner,
     private readonly outbox: OutboxService,
     private readonly discovery: DiscoveryService,
     private readonly config: AppConfig,
@@ -64,26 +74,45 @@ export class LostJobSweepService implements OnApplicationBootstrap, OnApplicatio
   }
 
   private async sweep(source: SweepSource, batchSize: number): Promise<number> {
-    const due: DueRow[] = await preparedQuery(this.dataSource, source.dueSql, [
+    let requeued = 0;
+    for (let idle = 0; idle < IDLE_PAGES_PER_PASS;) {
+      const cursor = this.cursors.get(source.name) ?? null;
+      const page = await this.transactions.run((manager) => this.sweepPage(manager, source, batchSize, cursor));
+      requeued += page.lost;
+      // The end of the due rows: the next pass starts again from the oldest.
+      this.cursors.set(source.name, page.rows < batchSize ? null : page.last);
+      if (page.rows < batchSize) break;
+      if (!page.lost) idle++;
+    }
+    return requeued;
+  }
+
+  /** One page of due rows, locked until the transaction ends: their lost jobs are enqueued before. */
+  private async sweepPage(
+    manager: EntityManager,
+    source: SweepSource,
+    batchSize: number,
+    cursor: Cursor,
+  ): Promise<{ rows: number; lost: number; last: Cursor }> {
+    const due = await preparedQuery<DueRow>(manager, source.dueSql, [
       this.config.jobs.sweepIntervalMs,
       batchSize,
+      cursor?.dueAt ?? null,
+      cursor?.id ?? null,
     ]);
-    if (!due.length) return 0;
+    if (!due.length) return { rows: 0, lost: 0, last: null };
+    const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
     const jobs = due.map((row) => source.job(row));
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
-    const staged: { job_id: string }[] = await preparedQuery(
-      this.dataSource,
+    const staged = await preparedQuery<{ job_id: string }>(
+      manager,
       'SELECT job_id FROM outbox WHERE job_id = ANY($1::text[])',
       [jobs.map((job) => job.jobId)],
     );
     const inOutbox = new Set(staged.map((r) => r.job_id));
-    const lost: StagedJob[] = [];
-    for (const job of jobs) {
-      if (inOutbox.has(job.jobId)) continue;
-      if (await this.outbox.takeBackIfLost(job)) lost.push(job);
-    }
-    if (!lost.length) return 0;
-    await this.outbox.enqueueNow(lost);
-    return lost.length;
+    const candidates = jobs.filter((job) => !inOutbox.has(job.jobId));
+    const taken = await Promise.all(candidates.map((job) => this.outbox.takeBackIfLost(job)));
+    const lost = await this.outbox.requeue(candidates.filter((_, i) => taken[i]));
+    return { rows: due.length, lost, last };
   }
 }

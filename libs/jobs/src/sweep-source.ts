@@ -8,6 +8,8 @@ export interface DueRow {
   attempts?: number;
   /** The trace the record was created in: the re-enqueued job continues it. */
   traceparent: string | null;
+  /** When its work became due, as Postgres wrote it (text keeps the microseconds): with id, the cursor. */
+  dueAt: string;
 }
 
 /**
@@ -19,8 +21,12 @@ export interface SweepSource {
   /** The metrics label (petstore_sweep_jobs_requeued_total{source}). */
   readonly name: string;
   /**
-   * Rows still open although their work was due more than one sweep interval ago: $1 is that
-   * interval in milliseconds, $2 the batch size. Selects id, "accountId", traceparent (and attempts).
+   * Rows still open although their work was due more than one sweep interval ago, in the order
+   * they became due, after a cursor, locked for the pass (FOR UPDATE SKIP LOCKED: workers
+   * sweeping at once split the rows between them). $1 is the interval in milliseconds, $2 the
+   * batch size, $3 and $4 the cursor's due time and id (null for the first page). Selects id,
+   * "accountId", traceparent, "dueAt" (::text) and attempts where the job id counts them; served
+   * by a partial index on (due time, id) over the open rows, so a pass reads only due rows.
    */
   readonly dueSql: string;
   job(row: DueRow): StagedJob;

@@ -7,10 +7,13 @@ import { FulfilOrderJob } from './store.jobs';
 @LostJobSource()
 export class OrdersSweepSource implements SweepSource {
   readonly name = 'orders';
-  readonly dueSql = `SELECT id, account_id AS "accountId", traceparent FROM orders
+  readonly dueSql = `SELECT id, account_id AS "accountId", traceparent, coalesce(ship_date, created_at)::text AS "dueAt"
+       FROM orders
        WHERE NOT complete
          AND coalesce(ship_date, created_at) < now() - make_interval(secs => $1::double precision / 1000)
-       ORDER BY coalesce(ship_date, created_at), id LIMIT $2`;
+         AND (coalesce(ship_date, created_at), id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
+       ORDER BY coalesce(ship_date, created_at), id LIMIT $2
+       FOR UPDATE SKIP LOCKED`;
 
   job(row: DueRow) {
     return stagedJob(

@@ -7,10 +7,14 @@ import { DeliverWebhookJob } from './webhook.jobs';
 @LostJobSource()
 export class WebhookDeliveriesSweepSource implements SweepSource {
   readonly name = 'webhook_deliveries';
-  readonly dueSql = `SELECT id, account_id AS "accountId", attempts, traceparent FROM webhook_deliveries
+  readonly dueSql = `SELECT id, account_id AS "accountId", attempts, traceparent,
+         coalesce(next_attempt_at, created_at)::text AS "dueAt"
+       FROM webhook_deliveries
        WHERE status = 'pending'
          AND coalesce(next_attempt_at, created_at) < now() - make_interval(secs => $1::double precision / 1000)
-       ORDER BY id LIMIT $2`;
+         AND (coalesce(next_attempt_at, created_at), id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
+       ORDER BY coalesce(next_attempt_at, created_at), id LIMIT $2
+       FOR UPDATE SKIP LOCKED`;
 
   job(row: DueRow) {
     return stagedJob(

@@ -6,6 +6,7 @@ import { EventSequences1763750000000 } from './1763750000000-event-sequences';
 import { LostJobSweep1763760000000 } from './1763760000000-lost-job-sweep';
 import { Traceparent1763770000000 } from './1763770000000-traceparent';
 import { AdminScope1763772200000 } from './1763772200000-admin-scope';
+import { SweepByDueTime1763780000000 } from './1763780000000-sweep-by-due-time';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   LostJobSweep1763760000000,
   Traceparent1763770000000,
   AdminScope1763772200000,
+  SweepByDueTime1763780000000,
 ];
