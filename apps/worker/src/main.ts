@@ -9,11 +9,13 @@ import {
   rootLogger,
   startOrExit,
 } from '@app/observability';
-import { WorkerModule } from './worker.module';
+import { assertKnownQueues } from './runtime/queue-workers';
+import { JOBS, WorkerModule } from './worker.module';
 
 /** An application context, not an HTTP app: processors and the relay, stopped cleanly on SIGTERM. */
 startOrExit('worker', async () => {
   const config = loadConfig();
+  assertKnownQueues(config, JOBS);
   initTracing(config, 'worker');
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
   await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config.redisUrl)]);

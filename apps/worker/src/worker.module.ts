@@ -21,7 +21,7 @@ import { WorkerShutdown } from './runtime/worker-shutdown';
  * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
  * declared in its feature (defineJob) and listed here.
  */
-const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob];
+export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob];
 
 /** The worker: the BullMQ runtime over the feature libraries, the outbox relay, the sweep and the ops server; no API. */
 @Module({

@@ -56,6 +56,11 @@ const schema = z.object({
   SWEEP_INTERVAL_MS: positiveInt.default(30_000),
   WORKER_CONCURRENCY: positiveInt.default(10),
   WORKER_BATCH_SIZE: positiveInt.default(100),
+  // Unset: every queue. A worker Deployment per group lets webhooks scale apart from messages.
+  WORKER_QUEUES: z
+    .string()
+    .regex(/^\s*[a-z-]+(\s*,\s*[a-z-]+)*\s*$/, 'must be a comma-separated list of queue names')
+    .optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_BACKOFF_MS: positiveInt.default(30_000),
   WEBHOOK_MAX_AGE_SECONDS: positiveInt.default(3 * 24 * 3600),
@@ -175,6 +180,8 @@ export class AppConfig {
     sweepIntervalMs: number;
     /** Message jobs run this many at a time, claimed and finished as one batch. */
     batchSize: number;
+    /** The queues whose jobs this worker runs; undefined: all of them. */
+    queues?: string[];
   };
   readonly webhooks: {
     timeoutMs: number;
@@ -223,6 +230,7 @@ export class AppConfig {
       concurrency: e.WORKER_CONCURRENCY,
       sweepIntervalMs: e.SWEEP_INTERVAL_MS,
       batchSize: e.WORKER_BATCH_SIZE,
+      queues: e.WORKER_QUEUES?.split(',').map((q) => q.trim()),
     };
     this.webhooks = {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

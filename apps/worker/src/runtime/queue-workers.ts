@@ -4,7 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import { DelayedError, Job } from 'bullmq';
 import { AppConfig } from '@app/config';
 import { JobDefinition, JobHandlers, JobRun, QueueName } from '@app/jobs';
-import { currentTraceparent, runInTrace, tracingEnabled } from '@app/observability';
+import { currentTraceparent, runInTrace, StartUpError, tracingEnabled } from '@app/observability';
 import { MeteredWorkerHost } from './metered-worker-host';
 
 /**
@@ -39,8 +39,16 @@ export class QueueWorkerHost extends MeteredWorkerHost {
   }
 }
 
+/** One line naming WORKER_QUEUES when it lists a queue no job uses (a typo would leave that group idle). */
+export function assertKnownQueues(config: AppConfig, jobs: JobDefinition[]): void {
+  const known = [...new Set(jobs.map((job) => job.queue as string))];
+  const unknown = (config.jobs.queues ?? []).filter((queue) => !known.includes(queue));
+  if (unknown.length)
+    throw new StartUpError(`WORKER_QUEUES: unknown queue ${unknown.join(', ')} (known: ${known.join(', ')})`);
+}
+
 /**
- * One worker host per queue the `jobs` use, with the BullMQ options from AppConfig: the
+ * One worker host per queue the `jobs` use (those WORKER_QUEUES lists, when set), with the BullMQ options from AppConfig: the
  * concurrency the queue's job types ask for (WORKER_CONCURRENCY by default) and JOB_LOCK_MS.
  * @Processor() options are fixed where a class is declared, before any config exists, so each
  * queue gets its own subclass, decorated here: when Nest builds the provider, which is before
@@ -56,6 +64,8 @@ export function queueWorkers(jobs: JobDefinition[]): Provider[] {
       provide: host,
       inject: [AppConfig, ModuleRef],
       useFactory: async (config: AppConfig, moduleRef: ModuleRef) => {
+        // Not decorated as a processor: @nestjs/bullmq starts no worker for this queue here.
+        if (config.jobs.queues && !config.jobs.queues.includes(queue)) return null;
         Processor(queue, {
           concurrency: concurrency(jobs, queue, config),
           // A killed worker's jobs are retried once its locks lapse, found by the stalled check.
@@ -70,7 +80,11 @@ export function queueWorkers(jobs: JobDefinition[]): Provider[] {
             job.data?.traceparent,
             `${queue} ${job.name}`,
             'consumer',
-            { 'messaging.destination.name': queue, 'messaging.operation.name': job.name, 'messaging.message.id': job.id },
+            {
+              'messaging.destination.name': queue,
+              'messaging.operation.name': job.name,
+              'messaging.message.id': job.id,
+            },
             () => run(job, token),
           );
         return instance;
