@@ -9,7 +9,7 @@ const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'main.js');
 describe('worker groups (WORKER_QUEUES)', () => {
   let api: RunningApi;
   let http: HttpClient;
-  let workers: INestApplicationContext[] = [];
+  const workers: INestApplicationContext[] = [];
 
   beforeAll(async () => {
     api = await startApi();
