@@ -22,20 +22,38 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
     await client.query(`CREATE DATABASE "${name}"`);
     return true;
   } catch (err) {
-    // Two processes racing to create it: the loser sees duplicate_database (42P04).
-    if ((err as { code?: string }).code === '42P04') return false;
+    // Two processes racing to create it: the loser sees duplicate_database (42P04), or, when both
+    // passed the check above at once, the catalogue's unique index (23505).
+    if (['42P04', '23505'].includes((err as { code?: string }).code ?? '')) return false;
     throw err;
   } finally {
     await client.end();
   }
 }
 
+/**
+ * Two migrate runs at once (an init container in each new pod): the second waits for the first,
+ * then finds nothing left to apply. The lock is the session's, released when it ends; so it needs
+ * Postgres itself, not a transaction-mode pooler (docs/operations-at-scale.md). Polled rather
+ * than waited for in one statement: a waiting statement holds a snapshot, and CREATE INDEX
+ * CONCURRENTLY in the other run waits for every snapshot to end (a deadlock).
+ */
+async function takeMigrationLock(ds: DataSource): Promise<void> {
+  for (;;) {
+    const [{ taken }] = await ds.query(`SELECT pg_try_advisory_lock(hashtext('petstore:migrations')) AS taken`);
+    if (taken) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** `npm run migrate`: create the database if missing, then apply pending migrations. */
 export async function migrate(config: AppConfig): Promise<string[]> {
   await ensureDatabase(config.databaseUrl);
+  // One connection: the advisory lock below belongs to its session, and so does every migration.
   const ds = new DataSource(dataSourceOptions(config, { poolSize: 1 }));
   await ds.initialize();
   try {
+    await takeMigrationLock(ds);
     const applied = await ds.runMigrations();
     return applied.map((m) => m.name);
   } finally {

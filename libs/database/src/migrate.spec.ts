@@ -1,0 +1,21 @@
+import { Client } from 'pg';
+import { loadConfig } from '@app/config';
+import { maintenanceUrl, migrate } from './ensure-database';
+import { MIGRATIONS } from './migrations';
+
+/** Against the real Postgres, on a database of its own that each run drops and creates anew. */
+describe('migrate', () => {
+  const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_migrate' });
+
+  beforeAll(async () => {
+    const admin = new Client({ connectionString: maintenanceUrl(config.databaseUrl) });
+    await admin.connect();
+    await admin.query('DROP DATABASE IF EXISTS petstore_test_unit_migrate WITH (FORCE)');
+    await admin.end();
+  });
+
+  it('run twice at once on a new database, applies every migration once and both succeed', async () => {
+    const [a, b] = await Promise.all([migrate(config), migrate(config)]);
+    expect([...a, ...b].sort()).toEqual(MIGRATIONS.map((m) => new m().name).sort());
+  });
+});
