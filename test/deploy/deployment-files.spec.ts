@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -30,12 +31,15 @@ const manifests = readdirSync(base)
   .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
   .flatMap((f) => docs(join(base, f)).map((doc) => ({ file: f, doc })));
 
-function containers(): { file: string; c: any }[] {
+function containers(init = false): { file: string; c: any }[] {
   return manifests.flatMap(({ file, doc }) => {
     const spec = doc.kind === 'Deployment' || doc.kind === 'Job' ? doc.spec.template.spec : undefined;
-    return (spec?.containers ?? []).map((c: any) => ({ file, c }));
+    return [...(spec?.containers ?? []), ...(init ? (spec?.initContainers ?? []) : [])].map((c: any) => ({ file, c }));
   });
 }
+
+const ofKind = (kind: string) => manifests.filter(({ doc }) => doc.kind === kind).map(({ doc }) => doc);
+const configMap = () => ofKind('ConfigMap')[0];
 
 describe('Kubernetes manifests', () => {
   it('lists every manifest in the kustomization, and only existing ones', () => {
@@ -53,7 +57,7 @@ describe('Kubernetes manifests', () => {
   it('sets only variables the config understands, with DATABASE_URL and REDIS_URL from the secret', () => {
     const config = manifests.find(({ doc }) => doc.kind === 'ConfigMap')?.doc;
     for (const name of Object.keys(config.data)) expect(CONFIG_VARIABLES).toContain(name);
-    for (const { c } of containers()) {
+    for (const { c } of containers(true)) {
       const names = (c.env ?? []).map((e: any) => e.name);
       for (const name of names) expect(CONFIG_VARIABLES).toContain(name);
       for (const secret of ['DATABASE_URL', 'REDIS_URL']) {
@@ -82,26 +86,92 @@ describe('Kubernetes manifests', () => {
         probed++;
       }
     }
-    expect(probed).toBe(4);
+    expect(probed).toBe(6);
     expect(readFileSync(join(root, 'apps/worker/src/ops/ops-server.service.ts'), 'utf8')).toContain("'/health/ready'");
   });
 
-  it('scales the worker on the wait lists of the real BullMQ queues', () => {
-    const scaled = manifests.find(({ doc }) => doc.kind === 'ScaledObject')?.doc;
-    const lists = scaled.spec.triggers.map((t: any) => t.metadata.listName).sort();
-    expect(lists).toEqual(
-      Object.values(QueueName)
-        .map((q) => `petstore:${q}:wait`)
-        .sort(),
-    );
+  it('runs one worker Deployment per queue group, each queue in one group, scaled on its own queues’ wait lists', () => {
+    const groups = ofKind('Deployment')
+      .filter((d) => d.spec.template.spec.containers[0].command[1] === 'dist/apps/worker/main.js')
+      .map((d) => ({
+        name: d.metadata.name,
+        queues: d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'WORKER_QUEUES').value.split(','),
+      }));
+    expect(groups.length).toBeGreaterThanOrEqual(2);
+    expect(groups.flatMap((g) => g.queues).sort()).toEqual(Object.values(QueueName).sort());
+    for (const g of groups) {
+      const scaled = ofKind('ScaledObject').find((o) => o.spec.scaleTargetRef.name === g.name);
+      const lists = scaled.spec.triggers.map((t: any) => t.metadata.listName).sort();
+      expect(lists).toEqual(g.queues.map((q: string) => `petstore:${q}:wait`).sort());
+      for (const t of scaled.spec.triggers) {
+        expect(t.authenticationRef.name).toBe('petstore-redis');
+        expect(Object.keys(t.metadata)).toEqual(expect.arrayContaining(['databaseIndex', 'enableTLS']));
+      }
+    }
+    const auth = ofKind('TriggerAuthentication')[0];
+    expect(auth.spec.secretTargetRef.map((r: any) => r.parameter).sort()).toEqual(['address', 'password']);
     expect(readFileSync(join(root, 'libs/jobs/src/jobs.module.ts'), 'utf8')).toContain("prefix: 'petstore'");
   });
 
-  it('has an HPA, PodDisruptionBudgets and a migration Job', () => {
-    const kinds = manifests.map(({ doc }) => doc.kind);
-    expect(kinds).toEqual(expect.arrayContaining(['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Job', 'Service']));
-    const job = manifests.find(({ doc }) => doc.kind === 'Job')?.doc;
-    expect(job.spec.template.spec.containers[0].command).toEqual(['node', 'dist/apps/cli/main.js', 'migrate']);
+  it('leaves the replica count to the autoscalers, and gives each Deployment a PodDisruptionBudget', () => {
+    const deployments = ofKind('Deployment');
+    const scaled = [
+      ...ofKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name),
+      ...ofKind('ScaledObject').map((o) => o.spec.scaleTargetRef.name),
+    ];
+    for (const d of deployments) {
+      expect(scaled).toContain(d.metadata.name);
+      expect(d.spec.replicas).toBeUndefined();
+      const pdb = ofKind('PodDisruptionBudget').find(
+        (p) =>
+          p.spec.selector.matchLabels['app.kubernetes.io/name'] ===
+          d.spec.selector.matchLabels['app.kubernetes.io/name'],
+      );
+      expect(pdb).toBeDefined();
+    }
+  });
+
+  it('migrates in an init container of every Deployment, not in a Job that cannot be re-applied', () => {
+    expect(ofKind('Job')).toEqual([]);
+    for (const d of ofKind('Deployment'))
+      expect(d.spec.template.spec.initContainers.map((c: any) => c.command)).toEqual([
+        ['node', 'dist/apps/cli/main.js', 'migrate'],
+      ]);
+  });
+
+  it('meets the restricted Pod Security Standard', () => {
+    for (const d of ofKind('Deployment')) {
+      const pod = d.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      for (const c of [...pod.containers, ...pod.initContainers])
+        expect(c.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          readOnlyRootFilesystem: true,
+        });
+    }
+  });
+
+  it('renders and validates against the Kubernetes and KEDA schemas, offline (scripts/validate-manifests.mjs)', () => {
+    const run = spawnSync(process.execPath, [join(root, 'scripts', 'validate-manifests.mjs')], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('fits the connection budget at the autoscalers’ maximum replica counts', () => {
+    const config = configMap();
+    const poolOf = (d: any) =>
+      d.spec.template.spec.containers[0].command[1] === 'dist/apps/api/main.js'
+        ? Number(config.data.DATABASE_POOL_SIZE ?? defaults.databasePoolSize)
+        : Number(config.data.WORKER_DATABASE_POOL_SIZE ?? defaults.workerDatabasePoolSize);
+    const maxOf = (name: string) =>
+      ofKind('HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.name === name)?.spec.maxReplicas ??
+      ofKind('ScaledObject').find((o) => o.spec.scaleTargetRef.name === name).spec.maxReplicaCount;
+    const deployments = ofKind('Deployment');
+    // Each pod's init container holds one connection while it migrates.
+    const total = deployments.reduce((sum, d) => sum + maxOf(d.metadata.name) * poolOf(d), 0) + deployments.length;
+    // Postgres's default max_connections (100) less its 3 superuser slots.
+    expect(total).toBeLessThanOrEqual(97);
   });
 });
 
