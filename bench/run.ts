@@ -1,7 +1,7 @@
 // `npm run bench`: baselines and the service's hot paths, measured in one run on this machine.
 // Flags: --quick (short durations, smaller queues: a smoke run), --record (also write
 // bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
-// --pool N (DATABASE_POOL_SIZE of the API and worker), --log-level L (API/worker LOG_LEVEL),
+// --pool N (DATABASE_POOL_SIZE of the API; workers keep WORKER_DATABASE_POOL_SIZE), --log-level L (API/worker LOG_LEVEL),
 // --only tracing (just the tracing-cost section: GET /v1/pets/{id} with tracing off and on),
 // --only pipeline (just the message pipeline: intake against drain, CPU per message, lag),
 // --only webhooks (just the webhook deliveries of one worker: deliveries/s, worker CPU per delivery),
