@@ -32,6 +32,7 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'info',
   DEMO_SEED: 'false',
   PORT: String(PORT),
+  METRICS_PORT: '0',
   // Production refuses to start without a webhook secret key.
   WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
 };

@@ -117,6 +117,8 @@ const baseEnv: Record<string, string> = {
   DATABASE_URL,
   REDIS_URL,
   DATABASE_POOL_SIZE: POOL,
+  // Several APIs run at once (tracing, --against): each its own /metrics port.
+  METRICS_PORT: '0',
   LOG_LEVEL,
   DEMO_SEED: 'false',
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',

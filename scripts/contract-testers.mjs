@@ -280,6 +280,8 @@ async function main() {
     REDIS_URL,
     PORT: String(port),
     WORKER_PORT: String(workerPort),
+    // The API's /metrics server on a free port: nothing here scrapes it.
+    METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
     DEMO_SEED: 'false',
     // Webhook targets in the cases are on loopback (nothing may leave 127.0.0.1).

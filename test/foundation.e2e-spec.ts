@@ -64,15 +64,20 @@ describe('foundation: error model, request ids, health, documents', () => {
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('serves liveness, readiness and Prometheus metrics without a key', async () => {
+  it('serves liveness and readiness without a key', async () => {
     const anon = new HttpClient(api.url);
     expect((await anon.get('/health/live')).status).toBe(200);
     const ready = await anon.get('/health/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.checks).toEqual({ postgres: 'up', redis: 'up' });
-    const metrics = await anon.get('/metrics');
+  });
+
+  it('serves Prometheus metrics on METRICS_PORT only, not on the public port', async () => {
+    const metrics = await new HttpClient(api.metricsUrl).get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toMatch(/petstore_http_request_duration_seconds_count\{[^}]*route="\/v1\/account"/);
+    expect((await new HttpClient(api.url).get('/metrics')).status).toBe(401);
+    expect((await http.get('/metrics')).status).toBe(404);
   });
 
   it('serves the OpenAPI 3.0.3 document at /openapi.json and /v1/openapi.json, and a docs page', async () => {

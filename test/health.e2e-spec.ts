@@ -79,11 +79,11 @@ describe('health: readiness says what each app can do without', () => {
     });
 
     it('exports petstore_dependency_up per dependency, measured at scrape', async () => {
-      expect(await dependencyUp(api.url, 'postgres')).toBe('1');
-      expect(await dependencyUp(api.url, 'redis')).toBe('1');
+      expect(await dependencyUp(api.metricsUrl, 'postgres')).toBe('1');
+      expect(await dependencyUp(api.metricsUrl, 'redis')).toBe('1');
       await stop(redis);
-      await eventually(async () => (await dependencyUp(api.url, 'redis')) === '0');
-      expect(await dependencyUp(api.url, 'postgres')).toBe('1');
+      await eventually(async () => (await dependencyUp(api.metricsUrl, 'redis')) === '0');
+      expect(await dependencyUp(api.metricsUrl, 'postgres')).toBe('1');
     });
   });
 

@@ -388,7 +388,7 @@ describe('API keys, scopes and tenancy', () => {
       const text = await readFile(api.config.logFile as string, 'utf8');
       return text.includes(marker) ? text : null;
     });
-    const metrics = (await new HttpClient(api.url).get('/metrics')).text;
+    const metrics = (await new HttpClient(api.metricsUrl).get('/metrics')).text;
     for (const s of secrets) {
       expect(log).not.toContain(s.slice(4, 20));
       expect(metrics).not.toContain(s.slice(4, 20));

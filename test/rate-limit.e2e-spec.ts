@@ -414,7 +414,7 @@ describe('per-plan rate limiting', () => {
       const logSince = async () => (await readFile(logFile, 'utf8')).slice(logFrom);
       const metric = async () =>
         /^petstore_rate_limit_fallback_active (\d)$/m.exec(
-          (await new HttpClient(degraded.url).get('/metrics')).text,
+          (await new HttpClient(degraded.metricsUrl).get('/metrics')).text,
         )?.[1];
       try {
         await eventually(async () => (await new HttpClient(degraded.url).get('/health/ready')).status === 200);

@@ -224,7 +224,6 @@ describe('security', () => {
         ['413', await http.post('/v1/keys', { name: 'x'.repeat(api.config.bodyLimitBytes + 1) })],
         ['400 invalid_parameter', await http.delete('/v1/keys/abc')],
         ['health', await anon.get('/health/live')],
-        ['metrics', await anon.get('/metrics')],
         ['openapi', await anon.get('/openapi.json')],
         ['docs', await anon.get('/docs')],
       ];

@@ -158,6 +158,16 @@ describe('Kubernetes manifests', () => {
     expect(run.status).toBe(0);
   });
 
+  it('keeps /metrics off the public Service: the API scrapes on METRICS_PORT, which the Service does not expose', () => {
+    const config = configMap();
+    const api = ofKind('Deployment').find((d) => d.metadata.name === 'petstore-api');
+    const metricsPort = Number(config.data.METRICS_PORT ?? defaults.metricsPort);
+    expect(api.spec.template.metadata.annotations['prometheus.io/port']).toBe(String(metricsPort));
+    expect(api.spec.template.spec.containers[0].ports.map((p: any) => p.containerPort)).toContain(metricsPort);
+    const service = ofKind('Service')[0];
+    expect(service.spec.ports.map((p: any) => p.targetPort)).toEqual(['http']);
+  });
+
   it('fits the connection budget at the autoscalers’ maximum replica counts', () => {
     const config = configMap();
     const poolOf = (d: any) =>

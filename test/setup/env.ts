@@ -14,3 +14,4 @@ process.env.OUTBOX_RELAY_GRACE_MS = '500';
 process.env.JOB_BACKOFF_MS = '200';
 process.env.WORKER_PORT = '0';
 process.env.PORT = '0';
+process.env.METRICS_PORT = '0';

@@ -9,6 +9,7 @@ import { Plan } from '@app/database';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
 import { createApiServer } from '../../apps/api/src/http-server';
+import { MetricsServerService } from '../../apps/api/src/metrics/metrics-server.service';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 
 export type EnvOverrides = Record<string, string>;
@@ -16,6 +17,8 @@ export type EnvOverrides = Record<string, string>;
 export interface RunningApi {
   app: INestApplication;
   url: string;
+  /** The API's /metrics server (METRICS_PORT), apart from `url`. */
+  metricsUrl: string;
   config: AppConfig;
   close(): Promise<void>;
 }
@@ -46,7 +49,8 @@ export async function startApi(
     await closed;
     await app.close();
   };
-  return { app, url: `http://127.0.0.1:${port}`, config, close };
+  const metricsUrl = `http://127.0.0.1:${app.get(MetricsServerService).port()}`;
+  return { app, url: `http://127.0.0.1:${port}`, metricsUrl, config, close };
 }
 
 /** The real worker (processors, outbox relay, ops server) in this process. */

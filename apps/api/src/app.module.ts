@@ -25,6 +25,7 @@ import { RateLimitController } from './rate-limit/rate-limit.controller';
 import { InventoryController } from './store/inventory.controller';
 import { OrdersController } from './store/orders.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { MetricsServerService } from './metrics/metrics-server.service';
 
 /** The API: HTTP transport over the feature libraries (each controller calls its feature's services). */
 @Module({
@@ -60,6 +61,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     TracingFlushService,
+    MetricsServerService,
   ],
 })
 export class AppModule {}

@@ -17,7 +17,7 @@ import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 /** Paths that need no API key and are not rate-limited. */
-export const PUBLIC_PATHS = /^\/(health\/(live|ready)|metrics|openapi\.json|v1\/openapi\.json|docs)(\/|$)/;
+export const PUBLIC_PATHS = /^\/(health\/(live|ready)|openapi\.json|v1\/openapi\.json|docs)(\/|$)/;
 
 /**
  * Users paste keys into /docs ("Authorize"): its policy lets only the page's own scripts run
@@ -80,7 +80,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.use(methodNotAllowed(document));
   app.use(requireJsonContentType);
   app.use(jsonBody(config.bodyLimitBytes));
-  app.setGlobalPrefix('v1', { exclude: ['health/live', 'health/ready', 'metrics'] });
+  app.setGlobalPrefix('v1', { exclude: ['health/live', 'health/ready'] });
 
   app.use(['/openapi.json', '/v1/openapi.json'], (_req: unknown, res: { json: (b: unknown) => void }) =>
     res.json(document),

@@ -14,6 +14,8 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  // The API's /metrics, off the public port (Prometheus's registered default for exporters).
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   DATABASE_URL: z
     .string()
     .url()
@@ -148,6 +150,8 @@ type Env = z.infer<typeof schema>;
 export class AppConfig {
   readonly port: number;
   readonly workerPort: number;
+  /** The API's /metrics port (0: a free one). */
+  readonly metricsPort: number;
   readonly databaseUrl: string;
   /** Connections per API (and CLI) process. */
   readonly databasePoolSize: number;
@@ -204,6 +208,7 @@ export class AppConfig {
   constructor(e: Env) {
     this.port = e.PORT;
     this.workerPort = e.WORKER_PORT;
+    this.metricsPort = e.METRICS_PORT;
     this.databaseUrl = e.DATABASE_URL;
     this.databasePoolSize = e.DATABASE_POOL_SIZE;
     this.workerDatabasePoolSize = e.WORKER_DATABASE_POOL_SIZE;

@@ -35,19 +35,25 @@ export class ServiceProcess {
   readonly logFile: string;
   readonly url: string;
 
+  /** Where its /metrics is: the API's METRICS_PORT, the worker's ops port. */
+  readonly metricsUrl: string;
+
   private constructor(
     readonly app: 'api' | 'worker',
     private readonly env: Record<string, string>,
     readonly port: number,
+    private readonly metricsPort: number,
   ) {
     mkdirSync(LOG_DIR, { recursive: true });
     // Unique across test files too: jest gives each file a fresh module (seq restarts) in the same process.
     this.logFile = join(LOG_DIR, `${app}-${process.pid}-${Date.now()}-${++seq}.log`);
     this.url = `http://127.0.0.1:${port}`;
+    this.metricsUrl = `http://127.0.0.1:${metricsPort}`;
   }
 
   static async start(app: 'api' | 'worker', env: Record<string, string> = {}): Promise<ServiceProcess> {
-    return new ServiceProcess(app, env, await freePort()).start();
+    const port = await freePort();
+    return new ServiceProcess(app, env, port, app === 'api' ? await freePort() : port).start();
   }
 
   get running(): boolean {
@@ -61,7 +67,9 @@ export class ServiceProcess {
   /** Spawns the process and waits until /health/ready answers 200. */
   async start(readyTimeoutMs = 30_000): Promise<this> {
     const portVar =
-      this.app === 'api' ? { PORT: String(this.port), WORKER_PORT: '0' } : { WORKER_PORT: String(this.port) };
+      this.app === 'api'
+        ? { PORT: String(this.port), WORKER_PORT: '0', METRICS_PORT: String(this.metricsPort) }
+        : { WORKER_PORT: String(this.port) };
     const started = Date.now();
     const child = spawn(process.execPath, [join(root, 'dist', 'apps', this.app, 'main.js')], {
       cwd: root,
@@ -121,7 +129,7 @@ export class ServiceProcess {
 
   /** The value of a metric on the process's /metrics, e.g. `metric('x', { space: 'old' })` (NaN when absent). */
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-    const text = await (await fetch(`${this.url}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+    const text = await (await fetch(`${this.metricsUrl}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
     const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
     const series = pairs.length ? `${name}{${pairs.join(',')}}` : name;
     const line = text.split('\n').find((l) => l.startsWith(`${series} `));

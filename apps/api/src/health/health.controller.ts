@@ -1,8 +1,7 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { ApiError } from '@app/errors';
-import { metricsText, Readiness, ReadinessService, unreachable } from '@app/observability';
+import { Readiness, ReadinessService, unreachable } from '@app/observability';
 
 /** Operations endpoints: no API key, no rate limit, outside /v1. */
 @ApiExcludeController()
@@ -30,12 +29,5 @@ export class HealthController {
       });
     }
     return { status: r.status, checks: r.checks };
-  }
-
-  @Get('metrics')
-  @Header('Cache-Control', 'no-store')
-  async metrics(@Res() res: Response): Promise<void> {
-    const { contentType, body } = await metricsText();
-    res.type(contentType).send(body);
   }
 }
