@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '@app/database';
+import { accountPage, preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { NewPet, PetListFilter, PetUpdate } from './inputs';
@@ -29,7 +29,8 @@ export class PetsService {
   /** One index range scan per filter set: every predicate leads with account_id, pages by id. */
   async list(accountId: number, q: PetListFilter): Promise<PetView[]> {
     const params: unknown[] = [accountId, q.after ?? 0];
-    const where = ['p.account_id = $1', 'p.id > $2'];
+    const page = accountPage('p');
+    const where = [page.where];
     const add = (sql: string, value: unknown) => where.push(sql.replace('?', `$${params.push(value)}`));
     if (q.status) add('p.status = ?', q.status);
     if (q.categoryId) add('p.category_id = ?', q.categoryId);
@@ -37,7 +38,7 @@ export class PetsService {
     if (q.ids) add('p.id = ANY(?::bigint[])', q.ids);
     const rows = await preparedQuery<PetRow>(
       this.dataSource,
-      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ORDER BY p.id LIMIT $${params.push(q.limit + 1)}`,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
     return rows.map(toPetView);

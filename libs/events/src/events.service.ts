@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DomainEvent, preparedQuery } from '@app/database';
+import { accountPage, DomainEvent, preparedQuery } from '@app/database';
 import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
 /** A page of the event log, optionally of one event type. */
@@ -19,10 +19,11 @@ export class EventsService {
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
     const params: unknown[] = [accountId, q.after ?? 0];
     const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
+    const page = accountPage('e');
     const rows = await preparedQuery<DomainEvent>(
       this.dataSource,
       `SELECT ${EVENT_COLUMNS} FROM events e
-        WHERE e.account_id = $1 AND e.id > $2 ${byType} ORDER BY e.id LIMIT $${params.push(q.limit + 1)}`,
+        WHERE ${page.where} ${byType} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
     return rows.map(toPublicEvent);

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
-import { Message, MessageStatus, MessageView, newMessageId, preparedQuery, toMessageView } from '@app/database';
+import {
+  accountPage,
+  Message,
+  MessageStatus,
+  MessageView,
+  newMessageId,
+  preparedQuery,
+  toMessageView,
+} from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { TransactionService } from '@app/events';
@@ -93,10 +101,11 @@ export class MessagesService {
   async list(accountId: number, q: { limit: number; after?: string; status?: MessageStatus }): Promise<MessageView[]> {
     const params: unknown[] = [accountId, q.after ?? ''];
     const byStatus = q.status ? `AND m.status = $${params.push(q.status)}` : '';
+    const page = accountPage('m');
     const rows = await preparedQuery<Message>(
       this.dataSource,
       `SELECT ${MESSAGE_COLUMNS('m')} FROM messages m
-        WHERE m.account_id = $1 AND m.id > $2 ${byStatus} ORDER BY m.id LIMIT $${params.push(q.limit + 1)}`,
+        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
     return rows.map(toMessageView);

@@ -5,7 +5,7 @@ import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { InventoryListFilter } from './inputs';
 import { InventoryItemView, toInventoryItem } from './views';
-import { preparedQuery } from '@app/database';
+import { accountPage, preparedQuery } from '@app/database';
 
 /** Inventory entries: the stock column of each pet, with the status it implies. */
 @Injectable()
@@ -18,9 +18,10 @@ export class InventoryService {
   async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {
     const params: unknown[] = [accountId, q.after ?? 0, q.limit + 1];
     const byStatus = q.status ? `AND p.status = $${params.push(q.status)}` : '';
+    const page = accountPage('p');
     const rows: PetRow[] = await preparedQuery(
       this.dataSource,
-      `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id > $2 ${byStatus} ORDER BY p.id LIMIT $3`,
+      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT $3`,
       params,
     );
     return rows.map(toInventoryItem);

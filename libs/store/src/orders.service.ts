@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '@app/config';
-import { preparedQuery } from '@app/database';
+import { accountPage, preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch, describe } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
@@ -24,12 +24,13 @@ export class OrdersService {
 
   async list(accountId: number, q: OrderListFilter): Promise<OrderView[]> {
     const params: unknown[] = [accountId, q.after ?? 0];
-    const where = ['o.account_id = $1', 'o.id > $2'];
+    const page = accountPage('o');
+    const where = [page.where];
     if (q.complete !== undefined) where.push(`o.complete = $${params.push(q.complete)}`);
     if (q.petId) where.push(`o.pet_id = $${params.push(q.petId)}`);
     const rows: OrderRow[] = await preparedQuery(
       this.dataSource,
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where.join(' AND ')} ORDER BY o.id LIMIT $${params.push(q.limit + 1)}`,
+      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
     return rows.map(toOrderView);
