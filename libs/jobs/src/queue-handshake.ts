@@ -19,7 +19,7 @@ const HANDSHAKE_WAIT_MS = 1_000;
  *   answered). So each queue may first finish connecting.
  * - A queue whose connection is down (Redis away) cannot QUIT: without an offline queue ioredis
  *   refuses the command, BullMQ's close() throws, and the rest of the application's shutdown
- *   is skipped. Those connections get their offline queue back for the QUIT alone.
+ *   is skipped. The connections get their offline queue back for the QUIT alone.
  */
 @Injectable()
 export class QueueHandshake implements BeforeApplicationShutdown {
@@ -36,8 +36,10 @@ export class QueueHandshake implements BeforeApplicationShutdown {
       ),
     );
     for (const client of clients) {
-      // With an offline queue, ioredis answers QUIT itself on a connection that is down.
-      if (client && client.status !== 'ready') client.options.enableOfflineQueue = true;
+      // With an offline queue, ioredis answers QUIT itself on a connection that is down. Every
+      // client, not only those down now: one found 'ready' here can lose its socket before the
+      // QUIT (CI: Redis cut just before close), and then threw.
+      if (client) client.options.enableOfflineQueue = true;
     }
   }
 }
