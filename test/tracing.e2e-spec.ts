@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { QueueName } from '@app/jobs';
+import { queuePrefix, QueueName } from '@app/jobs';
 import { FulfilOrderJob } from '@app/store';
 import { createAccount, ServiceProcess, stopAll } from './faults/support/service-process';
 import { eventually, HttpClient } from './support/http';
@@ -140,7 +140,10 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const shipDate = new Date(Date.now() + 1_000).toISOString();
     const order = await http.post('/v1/store/orders', { petId: await newPet(), shipDate });
     expect(order.status).toBe(201);
-    const queue = new Queue(QueueName.Fulfilment, { prefix: 'petstore', connection: { url: process.env.REDIS_URL } });
+    const queue = new Queue(QueueName.Fulfilment, {
+      prefix: queuePrefix(QueueName.Fulfilment),
+      connection: { url: process.env.REDIS_URL },
+    });
     try {
       expect(await queue.remove(FulfilOrderJob.jobId({ accountId: 0, orderId: order.body.id }))).toBe(1); // lost, as if Redis had been flushed
     } finally {

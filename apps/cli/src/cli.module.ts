@@ -8,7 +8,14 @@ import { RedisModule } from '@app/redis';
 import { DemoSeeder } from './demo-seeder';
 
 @Module({
-  imports: [ConfigModule, DatabaseModule.forRoot('cli'), RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
+  imports: [
+    ConfigModule,
+    DatabaseModule.forRoot('cli'),
+    RedisModule,
+    JobsModule.register('producer'),
+    EventsModule,
+    AccessModule,
+  ],
   providers: [DemoSeeder],
 })
 export class CliModule {}

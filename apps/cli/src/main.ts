@@ -5,7 +5,9 @@ import { AccountsService, ApiKeysService } from '@app/access';
 import { AppConfig, loadConfig } from '@app/config';
 import { maintenanceUrl, migrate, Plan, Scope } from '@app/database';
 import { nameProblem, parseDateTime } from '@app/errors';
+import { dropOldKeyLayout } from '@app/jobs';
 import { requirePostgres } from '@app/observability';
+import { REDIS, RedisClient } from '@app/redis';
 import { resealWebhookSecrets, WebhookSecretBox } from '@app/webhooks';
 import { CliModule } from './cli.module';
 import { DemoSeeder } from './demo-seeder';
@@ -60,7 +62,10 @@ function print(values: Values, obj: unknown, human: string): void {
   process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${human}\n`);
 }
 
-async function withApp<T>(fn: (get: <S>(t: new (...a: never[]) => S) => S) => Promise<T>): Promise<T> {
+/** A provider of the CLI's application context, by class or injection token. */
+type Get = <S>(token: (new (...a: never[]) => S) | symbol) => S;
+
+async function withApp<T>(fn: (get: Get) => Promise<T>): Promise<T> {
   // One line naming DATABASE_URL instead of TypeORM's retries; Nest prints nothing itself and
   // hands any failure to the one-line report at the bottom (abortOnError).
   await requirePostgres(loadConfig().databaseUrl);
@@ -206,6 +211,16 @@ const COMMANDS: Record<string, Command> = {
         const box = new WebhookSecretBox(get(AppConfig).webhookSecretKeys);
         const changed = await resealWebhookSecrets(get(DataSource).manager, box);
         print(values, { resealed: changed }, `${changed} webhook secret(s) resealed`);
+      }),
+  },
+  'queues:drop-old-layout': {
+    synopsis: '[--json]',
+    summary: "after upgrading, remove the queues' keys of the old layout (petstore:<queue>:*)",
+    options: { ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        const removed = await dropOldKeyLayout(get<RedisClient>(REDIS));
+        print(values, { removed }, `${removed} key(s) of the old queue layout removed`);
       }),
   },
   'seed:demo': {

@@ -18,7 +18,7 @@ startOrExit('worker', async () => {
   assertKnownQueues(config, JOBS);
   initTracing(config, 'worker');
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
-  await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config.redisUrl)]);
+  await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);
   const app = await NestFactory.createApplicationContext(WorkerModule, {
     logger: new PinoNestLogger(rootLogger(config, 'worker')),
     abortOnError: false,

@@ -1,8 +1,7 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import Redis from 'ioredis';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { REDIS_SUBSCRIBER } from '@app/redis';
+import { RedisBroadcast } from '@app/redis';
 import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation, isUsable } from './auth-context';
 import { hashApiKey, isWellFormedApiKey } from './api-key-format';
 import { preparedQuery } from '@app/database';
@@ -36,7 +35,7 @@ const VERIFIED_MEMORY_MS = 60 * 60_000;
 const UNSUBSCRIBED_TTL_MS = 1_000;
 const LAST_USED_FLUSH_MS = 5_000;
 /** How often the subscription's connection must prove it is alive (checkSubscription). */
-const SUBSCRIPTION_PING_MS = 1_000;
+const SUBSCRIPTION_PROBE_MS = 1_000;
 
 /**
  * Verifies Bearer keys without a Postgres query per request: verified keys are cached in
@@ -63,8 +62,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private readonly verified = new Map<string, number>();
   private readonly lastUsed = new Map<number, number>();
   private flushTimer?: NodeJS.Timeout;
-  private pingTimer?: NodeJS.Timeout;
-  private pinging = false;
+  private probeTimer?: NodeJS.Timeout;
+  private probing = false;
   /** Since when invalidations are being heard (real ms); undefined while not subscribed. */
   private listeningSince?: number;
   /** Bumped by every invalidation: a load that raced one must not be cached. */
@@ -73,44 +72,35 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
-    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
+    private readonly broadcast: RedisBroadcast,
   ) {}
 
   onModuleInit(): void {
-    // Subscribe on every (re)connect: the client does not queue commands while offline.
-    // Entries loaded after the acknowledgement cannot have missed a message (the publish follows
-    // the commit, which follows their read); earlier ones may have.
-    const subscribe = () => {
-      this.subscriber.subscribe(AUTH_INVALIDATION_CHANNEL).then(
-        () => (this.listeningSince ??= Date.now()),
-        (err: Error) => this.logger.warn({ err: { message: err.message } }, 'auth invalidation subscribe failed'),
-      );
-    };
-    this.subscriber.on('ready', subscribe);
-    if (this.subscriber.status === 'ready') subscribe();
-    for (const event of ['close', 'end', 'reconnecting']) {
-      this.subscriber.on(event, () => (this.listeningSince = undefined));
-    }
-    this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== AUTH_INVALIDATION_CHANNEL) return;
-      try {
-        this.invalidate(JSON.parse(message) as AuthInvalidation);
-      } catch {
-        this.cache.clear(); // unreadable: forget everything rather than keep something stale
-      }
+    // Entries loaded after the subscription is acknowledged cannot have missed a message (the
+    // publish follows the commit, which follows their read); earlier ones may have.
+    this.broadcast.listen(AUTH_INVALIDATION_CHANNEL, {
+      onListening: () => (this.listeningSince ??= Date.now()),
+      onDeaf: () => (this.listeningSince = undefined),
+      onMessage: (message) => {
+        try {
+          this.invalidate(JSON.parse(message) as AuthInvalidation);
+        } catch {
+          this.cache.clear(); // unreadable: forget everything rather than keep something stale
+        }
+      },
     });
     this.flushTimer = setInterval(() => {
       this.dropStale();
       void this.flushLastUsed();
     }, LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
-    this.pingTimer = setInterval(() => this.checkSubscription(), SUBSCRIPTION_PING_MS);
-    this.pingTimer.unref();
+    this.probeTimer = setInterval(() => this.checkSubscription(), SUBSCRIPTION_PROBE_MS);
+    this.probeTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.flushTimer);
-    clearInterval(this.pingTimer);
+    clearInterval(this.probeTimer);
     await this.flushLastUsed();
   }
 
@@ -178,20 +168,21 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
 
   /**
    * A connection can die without closing (a silent network partition): then no invalidation
-   * arrives and nothing says so, and the cache would be trusted for AUTH_CACHE_TTL_MS. A PING
-   * each second proves the subscription's connection alive; one that fails (the client's 1 s
-   * command timeout) stops trusting the cache at once and reconnects, which subscribes again.
+   * arrives and nothing says so, and the cache would be trusted for AUTH_CACHE_TTL_MS. A probe
+   * each second proves the subscription alive (RedisBroadcast); one that fails stops trusting
+   * the cache at once and subscribes again.
    */
   private checkSubscription(): void {
-    if (this.listeningSince === undefined || this.pinging) return;
-    this.pinging = true;
-    this.subscriber.ping().then(
-      () => (this.pinging = false),
+    if (this.probing) return;
+    this.probing = true;
+    const wasListening = this.listeningSince !== undefined;
+    this.broadcast.probe(AUTH_INVALIDATION_CHANNEL).then(
+      () => (this.probing = false),
       (err: Error) => {
-        this.pinging = false;
-        this.listeningSince = undefined;
-        this.logger.warn({ err: { message: err.message } }, 'auth invalidation connection silent: reconnecting');
-        this.subscriber.disconnect(true);
+        this.probing = false;
+        // Once per loss: a Redis that stays away fails every probe alike.
+        if (wasListening)
+          this.logger.warn({ err: { message: err.message } }, 'auth invalidation connection silent: reconnecting');
       },
     );
   }

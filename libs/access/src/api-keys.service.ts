@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { AppConfig, Clock } from '@app/config';
 import { ApiKey, preparedQuery, Scope, SCOPES } from '@app/database';
@@ -7,7 +6,7 @@ import { ApiError, describe } from '@app/errors';
 import { TransactionService, Tx } from '@app/events';
 import { assertWithinQuota } from './quotas';
 import { handOverBan } from './rate-limit-subject';
-import { REDIS } from '@app/redis';
+import { REDIS, RedisBroadcast, RedisClient } from '@app/redis';
 import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation } from './auth-context';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format';
@@ -89,7 +88,8 @@ export class ApiKeysService {
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly authenticator: ApiKeyAuthenticator,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly redisBroadcast: RedisBroadcast,
   ) {}
 
   /**
@@ -240,7 +240,7 @@ export class ApiKeysService {
     // This replica at once, not when its own message comes back over pub/sub.
     this.authenticator.invalidate(msg);
     try {
-      await this.redis.publish(AUTH_INVALIDATION_CHANNEL, JSON.stringify(msg));
+      await this.redisBroadcast.publish(AUTH_INVALIDATION_CHANNEL, JSON.stringify(msg));
     } catch (err) {
       // Replicas that cannot hear us also cannot hear anyone: they revalidate every second.
       this.logger.warn({ err: { message: (err as Error).message } }, 'auth invalidation not published');

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import Redis, { Result } from 'ioredis';
+import { Result } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { REDIS } from '@app/redis';
+import { countRedisError, REDIS, RedisClient } from '@app/redis';
 import { Limits } from './plan-limits';
 import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
 import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
@@ -74,7 +74,7 @@ export class PlanRateLimiter {
   private readonly queued = new Map<string, QueuedCall[]>();
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly config: AppConfig,
   ) {
     if (!this.redis[RATE_LIMIT_COMMAND]) {
@@ -215,6 +215,7 @@ export class PlanRateLimiter {
 
   private degrade(err: Error): void {
     this.probeAtMs = Date.now() + PROBE_MS;
+    countRedisError('petstore', err);
     if (this.degraded) return;
     this.degraded = true;
     fallbackActive.set(1);

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '@app/redis';
 
 /** Whose budget a request spends: an account (keyed per API key for bans) or a client address. */
 export interface RateLimitSubject {
@@ -34,7 +34,7 @@ return left
  * Both keys are of one account, so they share its hash tag (one Cluster slot).
  */
 export async function handOverBan(
-  redis: Redis,
+  redis: RedisClient,
   accountId: number,
   fromKeyId: number,
   toKeyId: number,

@@ -13,3 +13,34 @@ describe('QUEUE_DASHBOARD_TOKEN', () => {
     expect(() => loadConfig({ QUEUE_DASHBOARD_TOKEN: short })).not.toThrow(new RegExp(short));
   });
 });
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('leaves Redis a single node (REDIS_URL) when unset', () => {
+    expect(loadConfig({}).redisCluster).toBeUndefined();
+  });
+
+  it('lists the seed nodes with the cluster credentials and TLS', () => {
+    const config = loadConfig({
+      REDIS_CLUSTER_NODES: 'redis-0.redis:6379, 10.0.0.2:7000',
+      REDIS_PASSWORD: 'pw',
+      REDIS_TLS: 'true',
+    });
+    expect(config.redisCluster).toEqual({
+      nodes: [
+        { host: 'redis-0.redis', port: 6379 },
+        { host: '10.0.0.2', port: 7000 },
+      ],
+      username: undefined,
+      password: 'pw',
+      tls: true,
+    });
+  });
+
+  it('refuses a node without a port, naming the variable', () => {
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis-0,redis-1:6379' })).toThrow(/REDIS_CLUSTER_NODES/);
+  });
+
+  it('refuses cluster credentials without a cluster (a single node takes them from REDIS_URL)', () => {
+    expect(() => loadConfig({ REDIS_PASSWORD: 'pw' })).toThrow(/REDIS_PASSWORD: only with REDIS_CLUSTER_NODES/);
+  });
+});

@@ -33,6 +33,15 @@ const schema = z.object({
     .url()
     .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL')
     .default('redis://127.0.0.1:6379'),
+  // Set: every Redis client is a Redis Cluster client seeded with these nodes (REDIS_URL unused).
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^\s*[^\s,:]+:\d+(\s*,\s*[^\s,:]+:\d+)*\s*$/, 'must be a comma-separated list of host:port')
+    .optional(),
+  // A cluster's credentials and TLS (a single node takes them from REDIS_URL: user:password@, rediss://).
+  REDIS_USERNAME: z.string().optional(),
+  REDIS_PASSWORD: z.string().optional(),
+  REDIS_TLS: bool.default('false'),
   LOG_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // true (or 1) trusts the one proxy in front of us; N trusts N hops. Never "all": the
@@ -90,6 +99,13 @@ const schema = z.object({
 
 /** Whole-environment rules: a production process never encrypts under the public development key. */
 const checked = schema.superRefine((e, ctx) => {
+  for (const name of ['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS'] as const)
+    if (e[name] && !e.REDIS_CLUSTER_NODES)
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: 'only with REDIS_CLUSTER_NODES (a single node takes it from REDIS_URL)',
+      });
   if (e.NODE_ENV === 'production' && !e.WEBHOOK_SECRET_KEYS)
     ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET_KEYS'], message: 'required when NODE_ENV=production' });
 });
@@ -146,6 +162,13 @@ export const DEVELOPMENT_SECRET_KEY: SecretKey = {
 
 type Env = z.infer<typeof schema>;
 
+export interface RedisClusterConfig {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
 /** Typed, validated configuration. Built once per process by loadConfig(). */
 export class AppConfig {
   readonly port: number;
@@ -162,6 +185,8 @@ export class AppConfig {
   /** Behind a transaction-mode pooler: nothing may outlive a transaction on a server connection. */
   readonly databaseTransactionPooler: boolean;
   readonly redisUrl: string;
+  /** Set: Redis is a cluster, reached through these seed nodes (redisUrl is not used). */
+  readonly redisCluster?: RedisClusterConfig;
   readonly logLevel: Env['LOG_LEVEL'];
   /** Log to this file instead of stdout (tests scan it for leaked secrets). */
   readonly logFile?: string;
@@ -215,6 +240,16 @@ export class AppConfig {
     this.databaseStatementTimeoutMs = e.DATABASE_STATEMENT_TIMEOUT_MS;
     this.databaseTransactionPooler = e.DATABASE_TRANSACTION_POOLER;
     this.redisUrl = e.REDIS_URL;
+    if (e.REDIS_CLUSTER_NODES)
+      this.redisCluster = {
+        nodes: e.REDIS_CLUSTER_NODES.split(',').map((node) => {
+          const at = node.trim().lastIndexOf(':');
+          return { host: node.trim().slice(0, at), port: Number(node.trim().slice(at + 1)) };
+        }),
+        username: e.REDIS_USERNAME,
+        password: e.REDIS_PASSWORD,
+        tls: e.REDIS_TLS,
+      };
     this.logLevel = e.LOG_LEVEL;
     this.logFile = e.LOG_FILE;
     this.trustProxy = e.TRUST_PROXY;

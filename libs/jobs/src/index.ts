@@ -10,3 +10,4 @@ export * from './outbox-relay.service';
 export * from './lost-job-sweep.service';
 export * from './jobs.module';
 export * from './sweep-metrics';
+export * from './old-key-layout';

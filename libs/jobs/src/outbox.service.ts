@@ -1,12 +1,11 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { withSpan } from '@app/observability';
-import { REDIS } from '@app/redis';
+import { infoOfEachMaster, REDIS, RedisClient } from '@app/redis';
 import { JobDefinition, StagedJob } from './job-definition';
 import { QueueName } from './queue-names';
 
@@ -104,7 +103,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     @InjectQueue(QueueName.Events) events: Queue,
     @InjectQueue(QueueName.Webhooks) webhooks: Queue,
     /** The fail-fast command client (1 s timeout): a memory check never waits for Redis to return. */
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {
     this.queues = {
       [QueueName.Messages]: messages,
@@ -202,17 +201,23 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     }, REDIS_MEMORY_CHECK_MS).unref();
   }
 
-  /** One `INFO memory` per check: cheaper than asking on every dispatch. Keeps the last answer while Redis is away. */
+  /**
+   * One `INFO memory` per check (per master on a cluster: any one full stops new jobs, since
+   * the queues share no slot): cheaper than asking on every dispatch. Keeps the last answer
+   * while Redis is away.
+   */
   private async checkRedisMemory(): Promise<void> {
     try {
       if (this.redis.status !== 'ready') return;
-      const info = await this.redis.info('memory');
-      const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-      const max = field('maxmemory');
-      const full = max > 0 && field('used_memory') > max * REDIS_HIGH_WATER;
+      const masters = (await infoOfEachMaster(this.redis, 'memory')).map((info) => {
+        const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+        return { usedMemory: field('used_memory'), maxmemory: field('maxmemory') };
+      });
+      const fullest = masters.find((m) => m.maxmemory > 0 && m.usedMemory > m.maxmemory * REDIS_HIGH_WATER);
+      const full = fullest !== undefined;
       if (full !== this.redisFull) {
         this.logger.warn(
-          { usedMemory: field('used_memory'), maxmemory: max },
+          fullest ?? masters[0],
           full ? 'Redis near maxmemory: new jobs wait in the outbox' : 'Redis below its high-water mark again',
         );
       }

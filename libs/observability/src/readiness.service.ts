@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import Redis from 'ioredis';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { REDIS } from '@app/redis';
+import { REDIS, RedisClient, redisServes } from '@app/redis';
 import { preparedQuery } from '@app/database';
+import { within } from './within';
 
 export type Dependency = 'postgres' | 'redis';
 
@@ -16,14 +16,6 @@ export interface Readiness {
 }
 
 const TIMEOUT_MS = 1_000;
-
-function within<T>(p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout')), TIMEOUT_MS);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The dependencies down, as the `details` of a 503 body. */
 export function unreachable(r: Readiness): { field: Dependency; message: string }[] {
@@ -52,7 +44,7 @@ const dependencyUp = new Gauge({
 export class ReadinessService implements OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {
     scraped.service = this;
   }
@@ -60,12 +52,13 @@ export class ReadinessService implements OnModuleDestroy {
   /** Pings both (1 s each, in parallel) and updates petstore_dependency_up. */
   async dependencies(): Promise<Readiness['checks']> {
     const [pg, rd] = await Promise.allSettled([
-      within(preparedQuery(this.dataSource, 'SELECT 1', [])),
-      within(this.redis.ping()),
+      within(preparedQuery(this.dataSource, 'SELECT 1', []), TIMEOUT_MS),
+      within(redisServes(this.redis), TIMEOUT_MS),
     ]);
     const checks = {
       postgres: pg.status === 'fulfilled' ? 'up' : 'down',
-      redis: rd.status === 'fulfilled' ? 'up' : 'down',
+      // A cluster that cannot serve every slot is down: some accounts' and queues' keys are unreachable.
+      redis: rd.status === 'fulfilled' && rd.value ? 'up' : 'down',
     } as const;
     for (const [dependency, state] of Object.entries(checks)) dependencyUp.set({ dependency }, state === 'up' ? 1 : 0);
     return checks;

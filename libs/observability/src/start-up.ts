@@ -1,6 +1,6 @@
-import Redis from 'ioredis';
 import { Client } from 'pg';
-import { redisOptions } from '@app/redis';
+import { connectRedis, RedisTarget, redisServes } from '@app/redis';
+import { within } from './within';
 
 /** How long a start-up waits for Postgres or Redis before it gives up (TypeORM would retry 9 x 3 s). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -36,27 +36,44 @@ export async function requirePostgres(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Fails with one line naming REDIS_URL when its Redis cannot be reached (one attempt, no retries). */
-export async function requireRedis(redisUrl: string): Promise<void> {
-  const client = new Redis({
-    ...redisOptions(redisUrl),
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-  });
+/**
+ * Fails with one line naming REDIS_URL (or REDIS_CLUSTER_NODES) when Redis cannot be reached
+ * (one attempt, no retries), when a cluster does not serve every slot, or when REDIS_URL names
+ * a node of a cluster (which would answer MOVED for most keys).
+ */
+export async function requireRedis(target: RedisTarget): Promise<void> {
+  const variable = target.redisCluster ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
+  const at = target.redisCluster
+    ? target.redisCluster.nodes.map((n) => `${n.host}:${n.port}`).join(',')
+    : where(target.redisUrl, 6379);
+  const client = connectRedis(
+    target,
+    {
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    },
+    { clusterRetryStrategy: () => null, lazyConnect: true },
+  );
   // The cause (ECONNREFUSED, ...) comes as an event; the rejection only says the connection closed.
   let cause: Error | undefined;
   client.on('error', (err: Error) => (cause ??= err));
+  let problem: string | undefined;
   try {
-    await client.connect();
-    await client.ping();
+    // A cluster with a node down can leave a command waiting on it: each step is bounded.
+    await within(client.connect(), CONNECT_TIMEOUT_MS);
+    if (!(await within(redisServes(client), CONNECT_TIMEOUT_MS)))
+      problem = target.redisCluster
+        ? 'the cluster does not serve every slot (CLUSTER INFO: cluster_state is not ok)'
+        : 'it is a node of a Redis Cluster: list the cluster in REDIS_CLUSTER_NODES instead';
   } catch (err) {
-    throw new StartUpError(`Redis at ${where(redisUrl, 6379)} (REDIS_URL) unreachable: ${reason(cause ?? err)}`);
+    problem = `unreachable: ${reason(cause ?? err)}`;
   } finally {
     client.disconnect();
   }
+  if (problem) throw new StartUpError(`Redis at ${at} (${variable}) ${problem}`);
 }
 
 /**

@@ -1,2 +1,5 @@
 export * from './redis';
+export * from './redis-broadcast';
+export * from './redis-errors';
+export * from './redis-tokens';
 export * from './redis.module';

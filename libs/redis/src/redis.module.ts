@@ -1,16 +1,14 @@
 import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
 import { AppConfig } from '@app/config';
-import { createFailFastClient } from './redis';
-
-export const REDIS = Symbol('REDIS');
-export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');
+import { createFailFastClient, RedisClient } from './redis';
+import { RedisBroadcast } from './redis-broadcast';
+import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
 
 @Injectable()
 class RedisLifecycle implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly client: Redis,
-    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: Redis,
+    @Inject(REDIS) private readonly client: RedisClient,
+    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: RedisClient,
   ) {}
 
   onApplicationShutdown(): void {
@@ -19,18 +17,20 @@ class RedisLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** The shared command client and a pub/sub subscriber connection. */
+/** The shared command client, a pub/sub subscriber connection and the broadcast over them. */
 @Global()
 @Module({
   providers: [
-    { provide: REDIS, inject: [AppConfig], useFactory: (c: AppConfig) => createFailFastClient(c.redisUrl, 'petstore') },
+    { provide: REDIS, inject: [AppConfig], useFactory: (c: AppConfig) => createFailFastClient(c, 'petstore') },
     {
       provide: REDIS_SUBSCRIBER,
       inject: [AppConfig],
-      useFactory: (c: AppConfig) => createFailFastClient(c.redisUrl, 'petstore-sub'),
+      // On a cluster, one subscriber connection per shard that holds a subscribed channel.
+      useFactory: (c: AppConfig) => createFailFastClient(c, 'petstore-sub', { shardedSubscribers: true }),
     },
     RedisLifecycle,
+    RedisBroadcast,
   ],
-  exports: [REDIS, REDIS_SUBSCRIBER],
+  exports: [REDIS, REDIS_SUBSCRIBER, RedisBroadcast],
 })
 export class RedisModule {}

@@ -1,5 +1,16 @@
-import { Logger } from '@nestjs/common';
-import Redis, { RedisOptions } from 'ioredis';
+import { once } from 'node:events';
+import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
+import type { AppConfig } from '@app/config';
+import { watchErrors } from './redis-errors';
+
+/** A client of one node (REDIS_URL) or of a cluster (REDIS_CLUSTER_NODES): the same commands. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is, as AppConfig says. */
+export type RedisTarget = Pick<AppConfig, 'redisUrl' | 'redisCluster'>;
+
+/** Reconnect for ever with a capped delay: Redis coming back must need no restart. */
+const reconnectDelay = (times: number) => Math.min(times * 200, 2_000);
 
 /** Connection options from REDIS_URL (db index in the path, password in the userinfo). */
 export function redisOptions(url: string): RedisOptions {
@@ -11,34 +22,91 @@ export function redisOptions(url: string): RedisOptions {
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     tls: u.protocol === 'rediss:' ? {} : undefined,
-    // Reconnect for ever with a capped delay: Redis coming back must need no restart.
-    retryStrategy: (times) => Math.min(times * 200, 2_000),
+    retryStrategy: reconnectDelay,
   };
+}
+
+/**
+ * A new client of the target with the given per-connection options (timeouts, retries, offline
+ * queue). On a cluster the offline queue, auto-pipelining and the reconnect policy are the
+ * cluster's own; every other option applies to each node's connection.
+ */
+export function connectRedis(
+  target: RedisTarget,
+  options: RedisOptions,
+  cluster: Partial<ClusterOptions> = {},
+): RedisClient {
+  if (!target.redisCluster) return new Redis({ ...redisOptions(target.redisUrl), ...options });
+  const { nodes, username, password, tls } = target.redisCluster;
+  const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, ...perNode } = options;
+  return new Cluster(nodes, {
+    redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
+    enableOfflineQueue,
+    enableAutoPipelining,
+    autoPipeliningIgnoredCommands,
+    clusterRetryStrategy: reconnectDelay,
+    // A failover takes the cluster's node timeout and more: commands wait across it, not fail.
+    retryDelayOnClusterDown: 300,
+    retryDelayOnFailover: 200,
+    ...cluster,
+  });
 }
 
 /**
  * A client for request-path commands: fails fast instead of queueing while Redis is down,
  * so callers can fall back (limiter) or degrade (cache) within a bounded time.
  */
-export function createFailFastClient(url: string, name: string): Redis {
-  const client = new Redis({
-    ...redisOptions(url),
-    connectionName: name,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1_000,
-    // Commands issued in the same event-loop tick (concurrent requests' idempotency claims, for
-    // one) leave in one write: each socket write is a system call and a wake-up of Redis.
-    enableAutoPipelining: true,
-  });
-  // Without a listener, ioredis prints every error with its stack to stderr. One warning per
-  // distinct error until the connection is ready again: an outage fails every retry alike.
-  const logger = new Logger('Redis');
-  let last: string | undefined;
-  client.on('error', (err: Error) => {
-    if (err.message !== last) logger.warn(`${name}: ${err.message}`);
-    last = err.message;
-  });
-  client.on('ready', () => (last = undefined));
+export function createFailFastClient(
+  target: RedisTarget,
+  name: string,
+  cluster: Partial<ClusterOptions> = {},
+): RedisClient {
+  const client = connectRedis(
+    target,
+    {
+      connectionName: name,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1_000,
+      // Commands issued in the same event-loop tick (concurrent requests' idempotency claims, for
+      // one) leave in one write: each socket write is a system call and a wake-up of Redis.
+      enableAutoPipelining: true,
+    },
+    cluster,
+  );
+  watchErrors(client, name);
   return client;
+}
+
+/**
+ * Does the client reach a Redis that serves every key? A node answers PING; a cluster node
+ * must also see all slots served (CLUSTER INFO's cluster_state), which a master lost without a
+ * replica, or a failover in progress, turns to `fail`.
+ */
+export async function redisServes(client: RedisClient): Promise<boolean> {
+  if (!(client instanceof Cluster)) return !(await isClusterNode(client));
+  const info = (await client.cluster('INFO')) as string;
+  return /^cluster_state:ok\r?$/m.test(info);
+}
+
+/**
+ * A node of a cluster reached as a single node (REDIS_URL pointed at one): it answers PING, and
+ * then MOVED for most keys. Never serving: configure REDIS_CLUSTER_NODES instead.
+ */
+export async function isClusterNode(client: Redis): Promise<boolean> {
+  return /^cluster_enabled:1\r?$/m.test(await client.info('cluster'));
+}
+
+/** An INFO section of the node, or of each master of a cluster (memory is per master). */
+export async function infoOfEachMaster(client: RedisClient, section: string): Promise<string[]> {
+  if (!(client instanceof Cluster)) return [await client.info(section)];
+  return Promise.all(client.nodes('master').map((node) => node.info(section)));
+}
+
+/** Resolves once a fail-fast client is connected (its commands fail, not wait, before that). */
+export async function whenReady(client: RedisClient, timeoutMs = 2_000): Promise<void> {
+  if (client.status === 'ready') return;
+  await once(client, 'ready', { signal: AbortSignal.timeout(timeoutMs) }).catch(() => {
+    throw new Error(`Redis not reachable within ${timeoutMs} ms`);
+  });
 }

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis, { Result } from 'ioredis';
+import { Result } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { REDIS } from '@app/redis';
+import { REDIS, RedisClient } from '@app/redis';
 import { preparedQuery } from '@app/database';
 
 const SLOT_COMMAND = 'petstoreWebhookSlot';
@@ -45,7 +45,7 @@ export class WebhookFairShare {
   private readonly contention = new Map<number, { until: number; waiting: Promise<boolean> }>();
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
   ) {
@@ -96,4 +96,4 @@ export class WebhookFairShare {
   }
 }
 
-const slotsKey = (accountId: number) => `webhooks:in-flight:${accountId}`;
+const slotsKey = (accountId: number) => `webhooks:in-flight:{${accountId}}`;

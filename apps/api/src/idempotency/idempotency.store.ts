@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
-import { REDIS } from '@app/redis';
+import { REDIS, RedisClient } from '@app/redis';
 
 /** How long a first answer is replayed. */
 export const REPLAY_TTL_MS = 24 * 3600 * 1000;
@@ -69,7 +68,7 @@ function unseal(sealed: string, key: Buffer): StoredResponse {
 export class IdempotencyStore {
   private readonly logger = new Logger(IdempotencyStore.name);
 
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   async claim(accountId: number, key: string, fingerprint: string): Promise<Claim> {
     // The key is hashed: any printable characters, fixed length, and the client's text is not kept.

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { Job } from 'bullmq';
 import { describe } from '@app/errors';
 import { redactKeys } from '@app/observability';
+import { countRedisError } from '@app/redis';
 import { jobDuration, jobLag, jobsCompleted, jobsFailed } from '../ops/worker-metrics';
 
 /** Seconds from processing start (set when the job became active) to its end (set when it finished, else now). */
@@ -19,12 +20,14 @@ export abstract class MeteredWorkerHost extends WorkerHost {
   private lastWorkerError?: string;
 
   /**
-   * BullMQ's own errors (its connection to Redis lost, its run loop failing while closing): one
-   * warning per distinct message until a job runs again, as libs/redis does. Without a listener
+   * BullMQ's own errors (its connection to Redis lost, its run loop failing while closing, a
+   * cluster failing over): counted by kind, and one warning per distinct message until a job
+   * runs again, as libs/redis does. Without a listener
    * the Worker emits them as unhandled 'error' events.
    */
   @OnWorkerEvent('error')
   onWorkerError(err: Error): void {
+    countRedisError('petstore-queues', err);
     if (err.message !== this.lastWorkerError) this.jobLogger.warn({ err: describe(err) }, 'queue worker error');
     this.lastWorkerError = err.message;
   }

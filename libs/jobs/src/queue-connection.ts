@@ -1,0 +1,65 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import { Cluster, RedisOptions } from 'ioredis';
+import { AppConfig } from '@app/config';
+import { connectRedis, redisOptions, watchErrors } from '@app/redis';
+import { QueueName } from './queue-names';
+
+/** What BullMQ connects with: options (one node: a connection per queue) or a shared cluster client. */
+export const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
+export type QueueConnection = RedisOptions | Cluster;
+
+/**
+ * - `producer` (the API): commands fail fast while Redis is away (no offline queue), as BullMQ
+ *   advises for producers; the outbox keeps the job and the relay enqueues it later, so a
+ *   request never hangs on Redis. A command cut mid-flight is retried once, then fails.
+ * - `worker`: commands wait for Redis to return (workers must block, not fail).
+ */
+function queueConnection(config: AppConfig, role: 'producer' | 'worker'): QueueConnection {
+  const options: RedisOptions = {
+    maxRetriesPerRequest: role === 'worker' ? null : 1,
+    enableOfflineQueue: role === 'worker',
+  };
+  if (!config.redisCluster) return { ...redisOptions(config.redisUrl), ...options };
+  // BullMQ builds only single-node clients from options: a cluster is handed over as a client,
+  // which BullMQ shares between the queues (a worker's blocking connection is its own copy)
+  // and never closes; SharedQueueConnection does.
+  const cluster = connectRedis(config, options) as Cluster;
+  watchErrors(cluster, 'petstore-queues');
+  return cluster;
+}
+
+@Injectable()
+export class SharedQueueConnection implements OnApplicationShutdown {
+  constructor(
+    @Inject(QUEUE_CONNECTION) private readonly connection: QueueConnection,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** After the queues (close() is idempotent: @nestjs/bullmq's own call gets the same promise). */
+  async onApplicationShutdown(): Promise<void> {
+    if (!(this.connection instanceof Cluster)) return;
+    const queues = Object.values(QueueName).map((name) =>
+      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
+    );
+    await Promise.allSettled(queues.map((queue) => queue.close()));
+    if (this.connection.status === 'ready') await this.connection.quit().catch(() => undefined);
+    this.connection.disconnect();
+  }
+}
+
+/** The connection BullMQ's root configuration injects, and its closing. */
+@Module({})
+export class QueueConnectionModule {
+  static register(role: 'producer' | 'worker'): DynamicModule {
+    return {
+      module: QueueConnectionModule,
+      providers: [
+        { provide: QUEUE_CONNECTION, inject: [AppConfig], useFactory: (c: AppConfig) => queueConnection(c, role) },
+      ],
+      exports: [QUEUE_CONNECTION],
+    };
+  }
+}

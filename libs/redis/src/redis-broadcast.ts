@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './redis';
+import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
+
+/** What a listener of a channel is told. */
+export interface BroadcastListener {
+  onMessage(message: string): void;
+  /** Subscribed (again): messages published from now on arrive. */
+  onListening(): void;
+  /** The subscription is lost: messages may be missed until onListening. */
+  onDeaf(): void;
+}
+
+/** Marks this process's liveness probes on a cluster channel; listeners never see them. */
+const PROBE = '\u0000probe:';
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * Messages to every process of the service (cache invalidations): at most once, to whoever is
+ * subscribed. On one node, plain pub/sub. On a cluster, sharded pub/sub (Redis 7): a channel
+ * lives on the shard of its slot, so a message costs that shard alone instead of crossing every
+ * node's cluster bus, and ioredis follows the slot through failovers.
+ */
+@Injectable()
+export class RedisBroadcast {
+  private readonly probes = new Map<string, () => void>();
+  private readonly listeners = new Map<string, BroadcastListener>();
+  /** Channels subscribed on the current connection(s). */
+  private readonly listening = new Set<string>();
+
+  constructor(
+    @Inject(REDIS) private readonly publisher: RedisClient,
+    @Inject(REDIS_SUBSCRIBER) private readonly subscriber: RedisClient,
+  ) {}
+
+  private get sharded(): boolean {
+    return this.subscriber instanceof Cluster;
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    if (this.sharded) await this.publisher.spublish(channel, message);
+    else await this.publisher.publish(channel, message);
+  }
+
+  /** Subscribes on every (re)connect: the fail-fast client does not queue commands while offline. */
+  listen(channel: string, listener: BroadcastListener): void {
+    this.listeners.set(channel, listener);
+    const heard = () => {
+      this.listening.add(channel);
+      listener.onListening();
+    };
+    const deaf = () => {
+      this.listening.delete(channel);
+      listener.onDeaf();
+    };
+    const subscribe = () =>
+      (this.sharded ? this.subscriber.ssubscribe(channel) : this.subscriber.subscribe(channel)).then(heard, deaf);
+    this.subscriber.on('ready', subscribe);
+    if (this.subscriber.status === 'ready') void subscribe();
+    // A cluster losing a node may have lost the shard's subscription with it; ioredis subscribes
+    // again on the new topology, and the next probe that comes back says so.
+    for (const event of ['close', 'end', 'reconnecting', '-node']) this.subscriber.on(event, deaf);
+    this.subscriber.on(this.sharded ? 'smessage' : 'message', (from: string, message: string) => {
+      if (from !== channel) return;
+      if (!message.startsWith(PROBE)) return listener.onMessage(message);
+      this.probes.get(message)?.();
+    });
+  }
+
+  /**
+   * Proves the subscription alive, or rejects within a second and subscribes again. A connection can die without closing (a silent partition), and then nothing says so.
+   * One node: a PING on the subscriber's connection. A cluster spreads its subscriptions over
+   * shards, so the probe is a message to ourselves over the channel's own path.
+   */
+  async probe(channel: string): Promise<void> {
+    try {
+      if (!this.sharded) {
+        // Not subscribed: the next 'ready' subscribes; a PING would prove nothing.
+        if (this.listening.has(channel)) await this.subscriber.ping();
+        return;
+      }
+      const token = `${PROBE}${randomUUID()}`;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('probe not heard back within 1 s')), PROBE_TIMEOUT_MS);
+        timer.unref();
+        this.probes.set(token, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.publisher.spublish(channel, token).catch(reject);
+      }).finally(() => this.probes.delete(token));
+      // Heard back: whatever was published after our own message reaches us.
+      if (!this.listening.has(channel)) {
+        this.listening.add(channel);
+        this.listeners.get(channel)?.onListening();
+      }
+    } catch (err) {
+      if (this.listening.delete(channel)) this.listeners.get(channel)?.onDeaf();
+      // A node connection reconnects (and subscribes on 'ready'); a cluster keeps its other
+      // shards' connections and asks the channel's shard again.
+      if (this.sharded) void this.subscriber.ssubscribe(channel).catch(() => undefined);
+      else this.subscriber.disconnect(true);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import Redis from 'ioredis';
+import { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { queuePrefix, QueueName } from '@app/jobs';
+import { cli } from './support/cli';
+import { eventually, HttpClient } from './support/http';
+import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+
+/**
+ * A single-node deployment moving to the per-queue key layout (issue 20): the work the old
+ * release left queued under `petstore:<queue>:*` is done once by the new workers, then removed.
+ */
+describe('upgrading from the old queue key layout', () => {
+  let api: RunningApi;
+  let worker: INestApplicationContext | undefined;
+  let redis: Redis;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    api = await startApi();
+    redis = new Redis(api.config.redisUrl);
+    db = api.app.get(DataSource);
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await api.close();
+    redis.disconnect();
+  });
+
+  /**
+   * Moves a queue's keys to where the release before queuePrefix kept them, under the prefix
+   * `petstore` (`petstore:{messages}:messages:wait` was `petstore:messages:wait`): BullMQ's keys
+   * are otherwise the same.
+   */
+  async function toOldLayout(queue: QueueName): Promise<number> {
+    const keys = await redis.keys(`${queuePrefix(queue)}:*`);
+    for (const key of keys) await redis.rename(key, `petstore:${key.slice(queuePrefix(queue).length + 1)}`);
+    return keys.length;
+  }
+
+  it('processes every message queued under the old layout once', async () => {
+    const { apiKey } = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
+    const client = new HttpClient(api.url, apiKey);
+    const messages = (
+      await Promise.all(Array.from({ length: 30 }, (_, i) => client.post('/v1/messages', { message: `old ${i}` })))
+    ).map((r) => r.body.id as string);
+    // Queued, with no worker running: then left under the old layout, as the old release did.
+    await eventually(
+      async () => (await redis.llen(`${queuePrefix(QueueName.Messages)}:${QueueName.Messages}:wait`)) >= 30,
+    );
+    expect(await toOldLayout(QueueName.Messages)).toBeGreaterThan(0);
+    expect(await redis.llen(`petstore:${QueueName.Messages}:wait`)).toBeGreaterThanOrEqual(30);
+
+    worker = await startWorker({ SWEEP_INTERVAL_MS: '500' });
+    await eventually(async () => {
+      const [{ open }] = await db.query(
+        `SELECT count(*)::int AS open FROM messages WHERE id = ANY($1) AND status <> 'processed'`,
+        [messages],
+      );
+      return open === 0;
+    }, 30_000);
+    const [{ processed }] = await db.query(
+      `SELECT count(*)::int AS processed FROM events WHERE type = 'message.processed' AND resource_id = ANY($1)`,
+      [messages],
+    );
+    expect(processed).toBe(messages.length);
+  });
+
+  it("removes the old layout's keys with queues:drop-old-layout, and none of the new", async () => {
+    expect((await redis.keys(`petstore:${QueueName.Messages}:*`)).length).toBeGreaterThan(0);
+    const { stdout } = await cli('queues:drop-old-layout', '--json');
+    expect(JSON.parse(stdout).removed).toBeGreaterThan(0);
+    expect(await redis.keys(`petstore:${QueueName.Messages}:*`)).toEqual([]);
+    expect((await redis.keys(`${queuePrefix(QueueName.Messages)}:*`)).length).toBeGreaterThan(0);
+  });
+});
