@@ -5,7 +5,7 @@ import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { EventsModule, FanOutEventJob } from '@app/events';
-import { JobsModule } from '@app/jobs';
+import { JobsModule, RetentionJob } from '@app/jobs';
 import { MessagesModule, ProcessMessageJob } from '@app/messages';
 import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
@@ -21,7 +21,7 @@ import { WorkerShutdown } from './runtime/worker-shutdown';
  * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
  * declared in its feature (defineJob) and listed here.
  */
-export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob];
+export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob, RetentionJob];
 
 /** The worker: the BullMQ runtime over the feature libraries, the outbox relay, the sweep and the ops server; no API. */
 @Module({

@@ -44,3 +44,24 @@ describe('REDIS_CLUSTER_NODES', () => {
     expect(() => loadConfig({ REDIS_PASSWORD: 'pw' })).toThrow(/REDIS_PASSWORD: only with REDIS_CLUSTER_NODES/);
   });
 });
+
+describe('retention', () => {
+  it('keeps finished messages, events and deliveries 30 days by default, and runs every minute', () => {
+    expect(loadConfig({}).retention).toEqual({
+      messagesDays: 30,
+      eventsDays: 30,
+      webhookDeliveriesDays: 30,
+      intervalMs: 60_000,
+    });
+  });
+
+  it('refuses deliveries kept longer than their events', () => {
+    expect(() => loadConfig({ RETENTION_WEBHOOK_DELIVERIES_DAYS: '40' })).toThrow(/RETENTION_WEBHOOK_DELIVERIES_DAYS/);
+  });
+
+  it('refuses events kept no longer than a delivery is retried', () => {
+    expect(() => loadConfig({ RETENTION_EVENTS_DAYS: '3', RETENTION_WEBHOOK_DELIVERIES_DAYS: '3' })).toThrow(
+      /RETENTION_EVENTS_DAYS/,
+    );
+  });
+});

@@ -79,6 +79,11 @@ const schema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
+  // Finished records are kept this many days, then removed by the worker (docs/operations.md, "Retention").
+  RETENTION_MESSAGES_DAYS: positiveInt.default(30),
+  RETENTION_EVENTS_DAYS: positiveInt.default(30),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveInt.default(30),
+  RETENTION_INTERVAL_MS: positiveInt.default(60_000),
   DEMO_SEED: bool.default('true'),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
@@ -99,6 +104,20 @@ const schema = z.object({
 
 /** Whole-environment rules: a production process never encrypts under the public development key. */
 const checked = schema.superRefine((e, ctx) => {
+  // A delivery goes with its event (ON DELETE CASCADE): it cannot be kept longer than the event,
+  // and an event must outlive its deliveries' retries.
+  if (e.RETENTION_WEBHOOK_DELIVERIES_DAYS > e.RETENTION_EVENTS_DAYS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RETENTION_WEBHOOK_DELIVERIES_DAYS'],
+      message: 'must not exceed RETENTION_EVENTS_DAYS (deliveries go with their event)',
+    });
+  if (e.RETENTION_EVENTS_DAYS * 86_400 <= e.WEBHOOK_MAX_AGE_SECONDS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RETENTION_EVENTS_DAYS'],
+      message: "must be longer than WEBHOOK_MAX_AGE_SECONDS (an event outlives its deliveries' retries)",
+    });
   for (const name of ['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS'] as const)
     if (e[name] && !e.REDIS_CLUSTER_NODES)
       ctx.addIssue({
@@ -222,6 +241,8 @@ export class AppConfig {
     /** Deliveries in flight at once in one worker process. */
     concurrency: number;
   };
+  /** Days finished records are kept (orders, accounts, keys, webhooks: for ever), and how often retention runs. */
+  readonly retention: { messagesDays: number; eventsDays: number; webhookDeliveriesDays: number; intervalMs: number };
   readonly demoSeed: boolean;
   /** Opens the worker's queue dashboard (/queues on WORKER_PORT); undefined keeps it off. */
   readonly queueDashboardToken?: string;
@@ -279,6 +300,12 @@ export class AppConfig {
       allowPrivateUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
       accountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
       concurrency: e.WEBHOOK_CONCURRENCY,
+    };
+    this.retention = {
+      messagesDays: e.RETENTION_MESSAGES_DAYS,
+      eventsDays: e.RETENTION_EVENTS_DAYS,
+      webhookDeliveriesDays: e.RETENTION_WEBHOOK_DELIVERIES_DAYS,
+      intervalMs: e.RETENTION_INTERVAL_MS,
     };
     this.demoSeed = e.DEMO_SEED;
     this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;

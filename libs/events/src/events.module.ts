@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { EventsService } from './events.service';
+import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
 import { TransactionService } from './transaction.service';
 
@@ -9,7 +10,7 @@ import { TransactionService } from './transaction.service';
  */
 @Global()
 @Module({
-  providers: [TransactionService, EventsService, EventsSweepSource],
+  providers: [TransactionService, EventsService, EventsSweepSource, EventsRetentionSource],
   exports: [TransactionService, EventsService],
 })
 export class EventsModule {}

@@ -8,6 +8,8 @@ export * from './sweep-source';
 export * from './outbox.service';
 export * from './outbox-relay.service';
 export * from './lost-job-sweep.service';
+export * from './retention-source';
+export * from './retention.service';
 export * from './jobs.module';
 export * from './sweep-metrics';
 export * from './old-key-layout';

@@ -6,7 +6,9 @@ import { JobHandlers } from './job-handlers';
 import { LostJobSweepService } from './lost-job-sweep.service';
 import { OutboxRelayService } from './outbox-relay.service';
 import { OutboxService } from './outbox.service';
+import { QueueErrors } from './queue-errors';
 import { QueueHandshake } from './queue-handshake';
+import { RetentionService } from './retention.service';
 import { QueueConnection, QueueConnectionModule, QUEUE_CONNECTION, SharedQueueConnection } from './queue-connection';
 import { queuePrefix, QueueName } from './queue-names';
 
@@ -36,9 +38,10 @@ export class JobsModule {
       ],
       providers: [
         QueueHandshake,
+        QueueErrors,
         SharedQueueConnection,
         OutboxService,
-        ...(role === 'worker' ? [JobHandlers, OutboxRelayService, LostJobSweepService] : []),
+        ...(role === 'worker' ? [JobHandlers, OutboxRelayService, LostJobSweepService, RetentionService] : []),
       ],
       exports: [BullModule, OutboxService, ...(role === 'worker' ? [JobHandlers] : [])],
     };

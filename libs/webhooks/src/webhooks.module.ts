@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventFanOutService } from './event-fan-out.service';
+import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
@@ -17,6 +18,7 @@ import { WebhooksService } from './webhooks.service';
     WebhookFairShare,
     WebhookDeliveryHandler,
     WebhookDeliveriesSweepSource,
+    WebhookDeliveriesRetentionSource,
   ],
   exports: [WebhooksService, WebhookDeliveryService],
 })

@@ -56,7 +56,7 @@ export class MessagesController {
     operationId: 'listMessages',
     summary: 'The account’s messages, oldest first, in keyset pages',
     description:
-      'The account\'s messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page.',
+      'The account\'s messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.',
   })
   @ApiOkResponse({ type: [MessageDetailSchema], headers: LINK_HEADER })
   async list(
@@ -72,7 +72,7 @@ export class MessagesController {
     operationId: 'getMessage',
     summary: 'A message and its processing state',
     description:
-      'A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`.',
+      'A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.',
   })
   @ApiOkResponse({ type: MessageDetailSchema })
   get(@Auth() auth: AuthContext, @Param() params: MessageIdParams): Promise<MessageView> {

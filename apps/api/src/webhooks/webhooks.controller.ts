@@ -89,7 +89,7 @@ export class WebhooksController {
     operationId: 'listWebhookDeliveries',
     summary: 'Deliveries to a webhook, oldest first: attempts, last status code, next retry',
     description:
-      'The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver.',
+      'The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
   })
   @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
   @ApiErrors()

@@ -7,6 +7,7 @@ import { LostJobSweep1763760000000 } from './1763760000000-lost-job-sweep';
 import { Traceparent1763770000000 } from './1763770000000-traceparent';
 import { AdminScope1763772200000 } from './1763772200000-admin-scope';
 import { SweepByDueTime1763780000000 } from './1763780000000-sweep-by-due-time';
+import { Retention1763790000000 } from './1763790000000-retention';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   Traceparent1763770000000,
   AdminScope1763772200000,
   SweepByDueTime1763780000000,
+  Retention1763790000000,
 ];

@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * The account’s domain events, oldest first; poll with `after` for new ones
-     * @description The account's domain events in id order (oldest first), in keyset pages. Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema).
+     * @description The account's domain events in id order (oldest first), in keyset pages. Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
      */
     get: operations['listEvents'];
     put?: never;
@@ -165,7 +165,7 @@ export interface paths {
     };
     /**
      * The account’s messages, oldest first, in keyset pages
-     * @description The account's messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page.
+     * @description The account's messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
      */
     get: operations['listMessages'];
     put?: never;
@@ -189,7 +189,7 @@ export interface paths {
     };
     /**
      * A message and its processing state
-     * @description A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`.
+     * @description A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
      */
     get: operations['getMessage'];
     put?: never;
@@ -418,7 +418,7 @@ export interface paths {
     };
     /**
      * Deliveries to a webhook, oldest first: attempts, last status code, next retry
-     * @description The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver.
+     * @description The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
      */
     get: operations['listWebhookDeliveries'];
     put?: never;

@@ -1,0 +1,22 @@
+import { DiscoveryService } from '@nestjs/core';
+import { AppConfig } from '@app/config';
+
+/**
+ * Records of one table that retention removes once they are past their time. Each feature
+ * registers the sources of the tables it owns (a provider marked @RetentionSource()); the
+ * retention job only runs them.
+ */
+export interface RetentionSource {
+  /** The metrics label (petstore_retention_removed_total{source}). */
+  readonly name: string;
+  /** How long a finished record is kept, in days (AppConfig.retention). */
+  keepDays(config: AppConfig): number;
+  /**
+   * Removes at most $2 records finished more than $1 days ago, oldest first, and answers one
+   * row `{ removed }`. Served by a partial index over the finished rows by age, and locked
+   * with SKIP LOCKED, so a batch is a short transaction that waits for nobody.
+   */
+  readonly removeSql: string;
+}
+
+export const RetentionSource = DiscoveryService.createDecorator<void>();
