@@ -65,3 +65,22 @@ describe('retention', () => {
     );
   });
 });
+
+describe('DATABASE_REPLICA_URLS', () => {
+  it('lists no replica when unset, and leaves a replica 1 s of lag', () => {
+    expect(loadConfig({}).databaseReplicaUrls).toEqual([]);
+    expect(loadConfig({}).databaseReplicaMaxLagMs).toBe(1_000);
+  });
+
+  it('lists the replicas in order', () => {
+    const urls = 'postgres://reader@replica-0:5432/petstore, postgres://reader@replica-1:5432/petstore';
+    expect(loadConfig({ DATABASE_REPLICA_URLS: urls }).databaseReplicaUrls).toEqual([
+      'postgres://reader@replica-0:5432/petstore',
+      'postgres://reader@replica-1:5432/petstore',
+    ]);
+  });
+
+  it('refuses an entry that is not a postgres:// URL, naming the variable', () => {
+    expect(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://a/b,redis://c' })).toThrow(/DATABASE_REPLICA_URLS/);
+  });
+});

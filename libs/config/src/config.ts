@@ -28,6 +28,15 @@ const schema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10_000),
   // PgBouncer (or another pooler) in transaction mode: no session state, no named statements.
   DATABASE_TRANSACTION_POOLER: bool.default('false'),
+  // Read replicas for reads that may be slightly stale (docs/operations-at-scale.md, "Read replicas").
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .refine(
+      (v) => v.split(',').every((u) => /^postgres(ql)?:\/\/\S+$/.test(u.trim())),
+      'must be a comma-separated list of postgres:// URLs',
+    )
+    .optional(),
+  DATABASE_REPLICA_MAX_LAG_MS: positiveInt.default(1_000),
   REDIS_URL: z
     .string()
     .url()
@@ -203,6 +212,10 @@ export class AppConfig {
   readonly databaseStatementTimeoutMs: number;
   /** Behind a transaction-mode pooler: nothing may outlive a transaction on a server connection. */
   readonly databaseTransactionPooler: boolean;
+  /** Read replicas for reads that may be slightly stale; empty: the primary serves every read. */
+  readonly databaseReplicaUrls: string[];
+  /** A replica lagging more than this is left out until it catches up. */
+  readonly databaseReplicaMaxLagMs: number;
   readonly redisUrl: string;
   /** Set: Redis is a cluster, reached through these seed nodes (redisUrl is not used). */
   readonly redisCluster?: RedisClusterConfig;
@@ -260,6 +273,11 @@ export class AppConfig {
     this.workerDatabasePoolSize = e.WORKER_DATABASE_POOL_SIZE;
     this.databaseStatementTimeoutMs = e.DATABASE_STATEMENT_TIMEOUT_MS;
     this.databaseTransactionPooler = e.DATABASE_TRANSACTION_POOLER;
+    this.databaseReplicaUrls = (e.DATABASE_REPLICA_URLS ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
+    this.databaseReplicaMaxLagMs = e.DATABASE_REPLICA_MAX_LAG_MS;
     this.redisUrl = e.REDIS_URL;
     if (e.REDIS_CLUSTER_NODES)
       this.redisCluster = {

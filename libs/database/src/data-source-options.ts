@@ -15,10 +15,15 @@ const POOL_SIZE: Record<PoolRole, (config: AppConfig) => number> = {
   cli: () => 2,
 };
 
-export function dataSourceOptions(config: AppConfig, role: PoolRole | { poolSize: number } = 'api'): DataSourceOptions {
+/** `url`: another server with the same options (a read replica). */
+export function dataSourceOptions(
+  config: AppConfig,
+  role: PoolRole | { poolSize: number } = 'api',
+  url = config.databaseUrl,
+): DataSourceOptions {
   return {
     type: 'postgres',
-    url: config.databaseUrl,
+    url,
     // No entities: every feature reads and writes through preparedQuery (docs/internals/architecture.md).
     entities: [],
     migrations: MIGRATIONS,

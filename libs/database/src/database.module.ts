@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '@app/config';
 import { dataSourceOptions, PoolRole } from './data-source-options';
 import { useNamedStatements } from './prepared-query';
+import { POOL_ROLE, ReadReplicas } from './read-replicas';
 import { TransactionRunner } from './transaction-runner';
 
 @Global()
@@ -25,8 +26,8 @@ export class DatabaseModule {
           },
         }),
       ],
-      providers: [TransactionRunner],
-      exports: [TransactionRunner],
+      providers: [TransactionRunner, ReadReplicas, { provide: POOL_ROLE, useValue: role }],
+      exports: [TransactionRunner, ReadReplicas],
     };
   }
 }

@@ -8,3 +8,4 @@ export * from './transaction-runner';
 export * from './group-commit';
 export * from './page';
 export * from './postgres-errors';
+export * from './read-replicas';

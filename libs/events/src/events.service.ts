@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { accountPage, DomainEvent, preparedQuery } from '@app/database';
+import { accountPage, DomainEvent, preparedQuery, ReadReplicas } from '@app/database';
 import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
 /** A page of the event log, optionally of one event type. */
@@ -13,15 +12,16 @@ export interface EventListQuery {
 /** Reads the account's event log (written only by TransactionService's tx.emit). */
 @Injectable()
 export class EventsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly replicas: ReadReplicas) {}
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
     const params: unknown[] = [accountId, q.after ?? 0];
     const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
     const page = accountPage('e');
+    // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.
     const rows = await preparedQuery<DomainEvent>(
-      this.dataSource,
+      this.replicas.forStaleRead(),
       `SELECT ${EVENT_COLUMNS} FROM events e
         WHERE ${page.where} ${byType} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { Page, preparedQuery, Webhook, WebhookDelivery } from '@app/database';
+import { Page, preparedQuery, ReadReplicas, Webhook, WebhookDelivery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
 import { DomainEventType, TransactionService } from '@app/events';
@@ -61,6 +61,7 @@ export class WebhooksService {
     private readonly tx: TransactionService,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly replicas: ReadReplicas,
   ) {
     this.secrets = new WebhookSecretBox(config.webhookSecretKeys);
   }
@@ -126,8 +127,9 @@ export class WebhooksService {
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async deliveries(accountId: number, webhookId: number, q: Page): Promise<DeliveryView[]> {
     await this.find(this.dataSource.manager, accountId, webhookId);
+    // A debugging view: a delivery attempted moments ago may show on the next call.
     const rows = await preparedQuery<WebhookDelivery>(
-      this.dataSource,
+      this.replicas.forStaleRead(),
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3`,
       [webhookId, q.after ?? 0, q.limit + 1],
     );
