@@ -84,3 +84,9 @@ describe('DATABASE_REPLICA_URLS', () => {
     expect(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://a/b,redis://c' })).toThrow(/DATABASE_REPLICA_URLS/);
   });
 });
+
+describe('RETENTION_*_DAYS', () => {
+  it('takes fractions of a day (a bench keeps records minutes)', () => {
+    expect(loadConfig({ RETENTION_MESSAGES_DAYS: '0.5' }).retention.messagesDays).toBe(0.5);
+  });
+});

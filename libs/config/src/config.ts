@@ -5,6 +5,7 @@ const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'tru
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
+const positiveDays = z.coerce.number().positive().finite();
 
 /**
  * Every environment variable the service reads, with its default.
@@ -88,10 +89,11 @@ const schema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
-  // Finished records are kept this many days, then removed by the worker (docs/operations.md, "Retention").
-  RETENTION_MESSAGES_DAYS: positiveInt.default(30),
-  RETENTION_EVENTS_DAYS: positiveInt.default(30),
-  RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveInt.default(30),
+  // Finished records are kept this many days (fractions allowed: 0.5 is 12 hours), then removed
+  // by the worker (docs/operations.md, "Retention and storage").
+  RETENTION_MESSAGES_DAYS: positiveDays.default(30),
+  RETENTION_EVENTS_DAYS: positiveDays.default(30),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
   RETENTION_INTERVAL_MS: positiveInt.default(60_000),
   DEMO_SEED: bool.default('true'),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.

@@ -12,10 +12,10 @@ import { RetentionSource } from '@app/jobs';
 export class EventsRetentionSource implements RetentionSource {
   readonly name = 'events';
   readonly removeSql = `WITH gone AS (
-      DELETE FROM events WHERE id IN (
+      DELETE FROM events WHERE id = ANY(ARRAY(
         SELECT id FROM events
-         WHERE fanned_out AND created_at < now() - make_interval(days => $1::int)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         WHERE fanned_out AND created_at < now() - make_interval(secs => $1::double precision * 86400)
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
       RETURNING 1)
     SELECT count(*)::int AS removed FROM gone`;
 

@@ -9,12 +9,14 @@ import { AppConfig } from '@app/config';
 export interface RetentionSource {
   /** The metrics label (petstore_retention_removed_total{source}). */
   readonly name: string;
-  /** How long a finished record is kept, in days (AppConfig.retention). */
+  /** How long a finished record is kept, in days, fractions allowed (AppConfig.retention). */
   keepDays(config: AppConfig): number;
   /**
    * Removes at most $2 records finished more than $1 days ago, oldest first, and answers one
    * row `{ removed }`. Served by a partial index over the finished rows by age, and locked
-   * with SKIP LOCKED, so a batch is a short transaction that waits for nobody.
+   * with SKIP LOCKED, so a batch is a short transaction that waits for nobody. The batch's ids
+   * are handed to the DELETE as an array (`id = ANY(ARRAY(...))`): with `id IN (...)` the
+   * planner may hash-join the whole table to the batch (it did for events).
    */
   readonly removeSql: string;
 }

@@ -11,10 +11,10 @@ import { RetentionSource } from '@app/jobs';
 export class MessagesRetentionSource implements RetentionSource {
   readonly name = 'messages';
   readonly removeSql = `WITH gone AS (
-      DELETE FROM messages WHERE id IN (
+      DELETE FROM messages WHERE id = ANY(ARRAY(
         SELECT id FROM messages
-         WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(days => $1::int)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => $1::double precision * 86400)
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
       RETURNING account_id, id),
     counters AS (
       DELETE FROM event_sequences s USING gone

@@ -8,10 +8,10 @@ import { RetentionSource } from '@app/jobs';
 export class WebhookDeliveriesRetentionSource implements RetentionSource {
   readonly name = 'webhook_deliveries';
   readonly removeSql = `WITH gone AS (
-      DELETE FROM webhook_deliveries WHERE id IN (
+      DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
         SELECT id FROM webhook_deliveries
-         WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1::int)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         WHERE status <> 'pending' AND created_at < now() - make_interval(secs => $1::double precision * 86400)
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
       RETURNING 1)
     SELECT count(*)::int AS removed FROM gone`;
 

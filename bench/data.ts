@@ -1,0 +1,394 @@
+// `npm run bench:data`: the data-scale bench (issue 21). Seeds its own database with many
+// tenants' rows (default 10 M messages, 10 M events, 1 M pets, 1,000 accounts; --quick: a tenth),
+// then reports:
+// 1. each hot query's time and plan (generic plan, as the API's prepared statements run them),
+//    for a small tenant and for the biggest one;
+// 2. the noisy-neighbour ratio: a small tenant's GET /v1/pets p99 while the biggest tenant runs
+//    20 parallel name searches, against alone (goal <= 1.5x);
+// 3. table sizes every 30 s over a steady message load (default 10 minutes; --quick: 2) with a
+//    short retention (2 minutes), to see them plateau.
+// Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { Pool } from 'pg';
+import { measure } from './lib/load';
+import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
+import { claimDatabase, createAccount, flushRedis } from './lib/setup';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const option = (name: string, fallback: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
+};
+const SCALE = QUICK ? 0.1 : 1;
+const SEED = {
+  accounts: 1_000,
+  pets: Math.round(1_000_000 * SCALE),
+  /** The biggest tenant's share of the pets (the noisy neighbour). */
+  bigTenantPets: Math.round(300_000 * SCALE),
+  messages: Math.round(10_000_000 * SCALE),
+  events: Math.round(10_000_000 * SCALE),
+};
+const LOAD_MINUTES = Number(option('--load-minutes', QUICK ? '2' : '10'));
+const LOAD_RATE = 200; // messages/s during the steady load
+const RETENTION_DAYS = 2 / (24 * 60); // 2 minutes
+
+const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_bench_data';
+const REDIS_URL = process.env.BENCH_DATA_REDIS_URL ?? 'redis://127.0.0.1:6379/8';
+const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-data-'));
+const log = (msg: string) => process.stderr.write(`[bench:data ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+const env: Record<string, string> = {
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  METRICS_PORT: '0',
+  LOG_LEVEL: 'warn',
+  DEMO_SEED: 'false',
+  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  RETENTION_MESSAGES_DAYS: String(RETENTION_DAYS),
+  RETENTION_EVENTS_DAYS: String(RETENTION_DAYS),
+  RETENTION_WEBHOOK_DELIVERIES_DAYS: String(RETENTION_DAYS),
+  WEBHOOK_MAX_AGE_SECONDS: '60',
+  RETENTION_INTERVAL_MS: '10000',
+};
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function start(app: 'api' | 'worker'): Promise<{ proc: Proc; url: string }> {
+  const port = await freePort();
+  const portVar = app === 'api' ? 'PORT' : 'WORKER_PORT';
+  const proc = startNode(
+    app,
+    [`dist/apps/${app}/main.js`],
+    { ...env, [portVar]: String(port), LOG_FILE: join(tmp, `${app}.log`) },
+    tmp,
+    app === 'api',
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/health/ready`, proc, 120_000);
+  return { proc, url };
+}
+
+/** Many tenants' rows, inserted set-wise in chunks (a few minutes at full scale). */
+async function seed(pool: Pool, big: number, small: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO accounts (name, plan) SELECT 'tenant ' || g, 'free' FROM generate_series(3, $1::int) g`,
+    [SEED.accounts],
+  );
+  const [{ first }] = (await pool.query(`SELECT min(id)::int AS first FROM accounts`)).rows;
+  await pool.query(`INSERT INTO categories (account_id, name) SELECT id, 'seeded' FROM accounts`);
+  log(`seeding ${SEED.pets} pets (${SEED.bigTenantPets} of them one tenant's)`);
+  await pool.query(
+    `INSERT INTO pets (account_id, category_id, name, status, stock)
+     SELECT a, (SELECT id FROM categories WHERE account_id = a), 'pet ' || md5(g::text), 'available', 1
+       FROM generate_series(1, $1::int) g, LATERAL (SELECT CASE WHEN g <= $2 THEN $3 ELSE $5 + g % ($4 - 2) END AS a) t`,
+    [SEED.pets, SEED.bigTenantPets, big, SEED.accounts, first + 2],
+  );
+  await pool.query(
+    `INSERT INTO pets (account_id, category_id, name, status, stock)
+     SELECT $1, (SELECT id FROM categories WHERE account_id = $1), 'quiet ' || g, 'available', 1 FROM generate_series(1, 50) g`,
+    [small],
+  );
+  const chunk = 1_000_000;
+  for (let from = 1; from <= SEED.messages; from += chunk) {
+    const to = Math.min(SEED.messages, from + chunk - 1);
+    log(`seeding messages ${from}-${to}`);
+    await pool.query(
+      `INSERT INTO messages (id, account_id, message, status, attempts, created_at, processed_at)
+       SELECT 'msg_' || substr(md5(g::text), 1, 28), $3 + g % $4, 'seeded message ' || g, 'processed', 1,
+              now() - interval '1 day' + g * interval '1 ms', now()
+         FROM generate_series($1::int, $2::int) g`,
+      [from, to, first, SEED.accounts],
+    );
+  }
+  for (let from = 1; from <= SEED.events; from += chunk) {
+    const to = Math.min(SEED.events, from + chunk - 1);
+    log(`seeding events ${from}-${to}`);
+    await pool.query(
+      `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, created_at)
+       SELECT $3 + g % $4, 'message.processed', 'message', 'msg_' || substr(md5(g::text), 1, 28), 1, '{"seeded":true}', true,
+              now() - interval '1 day' + g * interval '1 ms'
+         FROM generate_series($1::int, $2::int) g`,
+      [from, to, first, SEED.accounts],
+    );
+  }
+  log('VACUUM ANALYZE');
+  await pool.query('VACUUM ANALYZE');
+}
+
+/** The API's list queries and the worker's sweep and retention queries, as they are written. */
+function hotQueries(): { name: string; sql: string; params: (tenant: number) => unknown[] }[] {
+  return [
+    {
+      name: 'pets, first page',
+      sql: `SELECT id FROM pets p WHERE (p.account_id, p.id) > ($1, $2) AND p.account_id = $1 ORDER BY p.account_id, p.id LIMIT 21`,
+      params: (t) => [t, 0],
+    },
+    {
+      name: 'pets, name search (2 chars)',
+      sql: `SELECT id FROM pets p WHERE (p.account_id, p.id) > ($1, $2) AND p.account_id = $1 AND lower(p.name) LIKE $3 ORDER BY p.account_id, p.id LIMIT 21`,
+      params: (t) => [t, 0, '%zz%'],
+    },
+    {
+      name: 'pets, name search (6 chars)',
+      sql: `SELECT id FROM pets p WHERE (p.account_id, p.id) > ($1, $2) AND p.account_id = $1 AND lower(p.name) LIKE $3 ORDER BY p.account_id, p.id LIMIT 21`,
+      params: (t) => [t, 0, '%abcdef%'],
+    },
+    {
+      name: 'messages, first page',
+      sql: `SELECT id FROM messages m WHERE (m.account_id, m.id) > ($1, $2) AND m.account_id = $1 ORDER BY m.account_id, m.id LIMIT 21`,
+      params: (t) => [t, ''],
+    },
+    {
+      name: 'messages, by status',
+      sql: `SELECT id FROM messages m WHERE (m.account_id, m.id) > ($1, $2) AND m.account_id = $1 AND m.status = $3 ORDER BY m.account_id, m.id LIMIT 21`,
+      params: (t) => [t, '', 'failed'],
+    },
+    {
+      name: 'events, feed',
+      sql: `SELECT id FROM events e WHERE (e.account_id, e.id) > ($1, $2) AND e.account_id = $1 ORDER BY e.account_id, e.id LIMIT 21`,
+      params: (t) => [t, 0],
+    },
+    {
+      name: 'events, by type',
+      sql: `SELECT id FROM events e WHERE (e.account_id, e.id) > ($1, $2) AND e.account_id = $1 AND e.type = $3 ORDER BY e.account_id, e.id LIMIT 21`,
+      params: (t) => [t, 0, 'pet.created'],
+    },
+    {
+      name: 'sweep: messages due',
+      sql: `SELECT id FROM messages WHERE status IN ('queued', 'processing') AND created_at < now() - make_interval(secs => $1::double precision / 1000) ORDER BY created_at, id LIMIT 500`,
+      params: () => [30_000],
+    },
+    {
+      name: 'sweep: events due',
+      sql: `SELECT id FROM events WHERE NOT fanned_out AND created_at < now() - make_interval(secs => $1::double precision / 1000) ORDER BY created_at, id LIMIT 500`,
+      params: () => [30_000],
+    },
+    {
+      name: 'retention: messages',
+      sql: `SELECT id FROM messages WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => $1::double precision * 86400) ORDER BY created_at LIMIT 1000`,
+      params: () => [0.5],
+    },
+    {
+      name: 'retention: events',
+      sql: `SELECT id FROM events WHERE fanned_out AND created_at < now() - make_interval(secs => $1::double precision * 86400) ORDER BY created_at LIMIT 1000`,
+      params: () => [0.5],
+    },
+  ];
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)];
+
+/** The generic plan's time (best of 5) and its scans, as a prepared statement runs it. */
+async function planOf(pool: Pool, sql: string, params: unknown[]): Promise<{ ms: number; scans: string }> {
+  const client = await pool.connect();
+  try {
+    await client.query(`SET plan_cache_mode = force_generic_plan`);
+    await client.query(`PREPARE probe AS ${sql}`);
+    const literal = params
+      .map((p) => (typeof p === 'number' ? String(p) : `'${String(p).replace(/'/g, "''")}'`))
+      .join(', ');
+    let best = Infinity;
+    let plan: PlanNode | undefined;
+    for (let i = 0; i < 5; i++) {
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE probe(${literal})`);
+      const [{ Plan, 'Execution Time': ms }] = rows[0]['QUERY PLAN'];
+      if (ms < best) [best, plan] = [ms, Plan];
+    }
+    const scans = flatten(plan!)
+      .filter((n) => /Scan/.test(n['Node Type']))
+      .map(
+        (n) =>
+          `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''} (${(n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)} rows read)`,
+      )
+      .join('; ');
+    return { ms: best, scans };
+  } finally {
+    await client.query('DEALLOCATE ALL').catch(() => undefined);
+    await client.query('RESET plan_cache_mode').catch(() => undefined);
+    client.release();
+  }
+}
+
+async function sizes(pool: Pool): Promise<Record<string, number>> {
+  const { rows } = await pool.query(
+    `SELECT relname AS name, pg_total_relation_size(oid) AS bytes FROM pg_class
+      WHERE relname IN ('messages', 'events', 'event_sequences', 'webhook_deliveries', 'outbox') AND relkind = 'r'`,
+  );
+  return Object.fromEntries(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
+}
+
+/** A fresh, migrated bench database with the quiet and the noisy tenant (ids 1 and 2). */
+async function freshDatabase(): Promise<
+  [quiet: { accountId: number; apiKey: string }, noisy: { accountId: number; apiKey: string }]
+> {
+  await claimDatabase(DATABASE_URL);
+  await flushRedis(REDIS_URL);
+  execFileSync(process.execPath, ['dist/apps/cli/main.js', 'migrate'], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
+  return [createAccount('quiet tenant', env), createAccount('noisy tenant', env)];
+}
+
+async function queriesAndNeighbours(md: string[]): Promise<void> {
+  const [quietKey, noisyKey] = await freshDatabase();
+  const pool = new Pool({ connectionString: DATABASE_URL, max: 4 });
+  try {
+    const started = Date.now();
+    const [small, big] = [quietKey.accountId, noisyKey.accountId];
+    await seed(pool, big, small);
+    md.push(
+      `Seed: ${SEED.accounts} accounts, ${SEED.pets.toLocaleString('en')} pets (${SEED.bigTenantPets.toLocaleString('en')} in the noisy tenant, 50 in the quiet one), ` +
+        `${SEED.messages.toLocaleString('en')} messages, ${SEED.events.toLocaleString('en')} events, in ${Math.round((Date.now() - started) / 1000)} s.`,
+      '',
+      '## Hot queries (generic plans, best of 5)',
+      '',
+      '| query | quiet tenant ms | its scans | noisy tenant ms | its scans |',
+      '|---|---|---|---|---|',
+    );
+    for (const q of hotQueries()) {
+      const [s, b] = [await planOf(pool, q.sql, q.params(small)), await planOf(pool, q.sql, q.params(big))];
+      md.push(`| ${q.name} | ${s.ms.toFixed(2)} | ${s.scans} | ${b.ms.toFixed(2)} | ${b.scans} |`);
+      log(`${q.name}: ${s.ms.toFixed(2)} / ${b.ms.toFixed(2)} ms`);
+    }
+  } finally {
+    await pool.end();
+  }
+
+  const api = await start('api');
+  try {
+    const quiet = { url: `${api.url}/v1/pets?limit=20`, headers: { Authorization: `Bearer ${quietKey.apiKey}` } };
+    const searches = ['ab', 'c1', 'zz', 'f0', '9e', 'abc'];
+    let n = 0;
+    const noisy = {
+      url: `${api.url}/v1/pets?limit=20&name=ab`,
+      headers: { Authorization: `Bearer ${noisyKey.apiKey}` },
+      next: () => ({ path: `/v1/pets?limit=20&name=${searches[n++ % searches.length]}` }),
+    };
+    const rounds: { alone: number; beside: number }[] = [];
+    for (let round = 0; round < 3; round++) {
+      const alone = await measure(quiet, { connections: 2, warmupS: 1, durationS: 5 });
+      const load = measure(noisy, { connections: 20, warmupS: 0, durationS: 7 });
+      await sleep(1_000);
+      const beside = await measure(quiet, { connections: 2, warmupS: 0, durationS: 5 });
+      await load;
+      rounds.push({ alone: alone.p99, beside: beside.p99 });
+      log(`noisy neighbour round ${round + 1}: p99 ${alone.p99} ms alone, ${beside.p99} ms beside 20 searches`);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const ratio = median(rounds.map((r) => r.beside / Math.max(r.alone, 1)));
+    md.push(
+      '',
+      '## Noisy neighbour',
+      '',
+      `The quiet tenant's \`GET /v1/pets?limit=20\` (2 connections) alone, then while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 2-3 characters. Paired rounds:`,
+      '',
+      '| round | p99 alone (ms) | p99 beside (ms) | ratio |',
+      '|---|---|---|---|',
+      ...rounds.map(
+        (r, i) => `| ${i + 1} | ${r.alone} | ${r.beside} | ${(r.beside / Math.max(r.alone, 1)).toFixed(2)} |`,
+      ),
+      '',
+      `Median ratio: **${ratio.toFixed(2)}x** (goal <= 1.5x).`,
+    );
+  } finally {
+    await api.proc.stop();
+  }
+}
+
+/** A fresh database under a steady message load with a short retention: its sizes every 30 s. */
+async function plateau(md: string[]): Promise<void> {
+  const [tenant] = await freshDatabase();
+  const pool = new Pool({ connectionString: DATABASE_URL, max: 2 });
+  const api = await start('api');
+  const worker = await start('worker');
+  try {
+    const headers = { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ message: 'steady load of the data bench' });
+    const samples: Record<string, number>[] = [];
+    const t0 = Date.now();
+    const loader = (async () => {
+      while (Date.now() - t0 < LOAD_MINUTES * 60_000) {
+        const s = Date.now();
+        await Promise.all(
+          Array.from({ length: LOAD_RATE }, () =>
+            fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()),
+          ),
+        );
+        await sleep(Math.max(0, 1_000 - (Date.now() - s)));
+      }
+    })();
+    while (Date.now() - t0 < LOAD_MINUTES * 60_000) {
+      await sleep(30_000);
+      // The machine's Postgres runs with autovacuum off: the bench vacuums as autovacuum would.
+      await pool.query('VACUUM messages, events, event_sequences, outbox');
+      const s = await sizes(pool);
+      const [{ rows }] = (await pool.query(`SELECT count(*)::int AS rows FROM messages`)).rows;
+      samples.push({ minute: (Date.now() - t0) / 60_000, rows, ...s });
+      log(`at ${((Date.now() - t0) / 60_000).toFixed(1)} min: ${rows} messages, ${(s.messages / 1e6).toFixed(1)} MB`);
+    }
+    await loader;
+    md.push(
+      '',
+      `## Table sizes under ${LOAD_RATE} messages/s with a ${Math.round(RETENTION_DAYS * 24 * 60)}-minute retention (fresh database)`,
+      '',
+      '| minute | messages rows | messages MB | events MB | event_sequences MB | outbox MB |',
+      '|---|---|---|---|---|---|',
+      ...samples.map(
+        (s) =>
+          `| ${s.minute.toFixed(1)} | ${s.rows} | ${(s.messages / 1e6).toFixed(1)} | ${(s.events / 1e6).toFixed(1)} | ${(s.event_sequences / 1e6).toFixed(1)} | ${(s.outbox / 1e6).toFixed(2)} |`,
+      ),
+      '',
+      "Sizes include indexes and TOAST. The bench runs VACUUM every 30 s because the machine's Postgres has autovacuum off.",
+    );
+  } finally {
+    await worker.proc.stop();
+    await api.proc.stop();
+    await pool.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const md: string[] = [
+    `# Data-scale bench, ${new Date().toISOString().slice(0, 16)}Z${QUICK ? ' (--quick)' : ''}`,
+    '',
+  ];
+  await queriesAndNeighbours(md);
+  await plateau(md);
+  const text = md.join('\n') + '\n';
+  process.stdout.write(text);
+  if (argv.includes('--record')) {
+    mkdirSync('bench/results', { recursive: true });
+    const at = new Date().toISOString();
+    const file = `bench/results/${at.slice(0, 10)}-${at.slice(11, 13)}${at.slice(14, 16)}-data.md`;
+    writeFileSync(file, text);
+    log(`recorded ${file}`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench:data failed: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});
