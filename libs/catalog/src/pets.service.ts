@@ -19,6 +19,9 @@ export function stockForStatus(status: 'available' | 'sold' | undefined, stock: 
   return stock;
 }
 
+/** Pets a name search reads per page at most (a few ms): see PetsService.list. */
+export const NAME_SEARCH_WINDOW = 10_000;
+
 @Injectable()
 export class PetsService {
   constructor(
@@ -26,22 +29,41 @@ export class PetsService {
     private readonly transactions: TransactionService,
   ) {}
 
-  /** One index range scan per filter set: every predicate leads with account_id, pages by id. */
-  async list(accountId: number, q: PetListFilter): Promise<PetView[]> {
+  /**
+   * One index range scan per filter set: every predicate leads with account_id, pages by id.
+   * A name search reads at most NAME_SEARCH_WINDOW of the account's pets (in id order) per page:
+   * no index serves a 1- or 2-character substring, and a rare one would otherwise walk all of a
+   * large catalogue on every call. A window that ends before the page is full gives its last id
+   * as `resumeAfter`, the next page's cursor (the page may then hold fewer pets, even none).
+   */
+  async list(accountId: number, q: PetListFilter): Promise<{ pets: PetView[]; resumeAfter?: number }> {
     const params: unknown[] = [accountId, q.after ?? 0];
     const page = accountPage('p');
     const where = [page.where];
     const add = (sql: string, value: unknown) => where.push(sql.replace('?', `$${params.push(value)}`));
     if (q.status) add('p.status = ?', q.status);
     if (q.categoryId) add('p.category_id = ?', q.categoryId);
-    if (q.name) add('lower(p.name) LIKE ?', likeSubstring(q.name));
     if (q.ids) add('p.id = ANY(?::bigint[])', q.ids);
-    const rows = await preparedQuery<PetRow>(
+    if (!q.name) {
+      const rows = await preparedQuery<PetRow>(
+        this.dataSource,
+        `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
+        params,
+      );
+      return { pets: rows.map(toPetView) };
+    }
+    const rows = await preparedQuery<PetRow & { scanned: number; scannedTo: number }>(
       this.dataSource,
-      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
+      `WITH w AS (SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(NAME_SEARCH_WINDOW)}),
+            edge AS (SELECT count(*)::int AS scanned, max(id) AS "scannedTo" FROM w)
+       SELECT edge.scanned, edge."scannedTo", hit.* FROM edge LEFT JOIN LATERAL (
+         SELECT * FROM w WHERE lower(w.name) LIKE $${params.push(likeSubstring(q.name))} ORDER BY w.id LIMIT $${params.push(q.limit + 1)}
+       ) hit ON true`,
       params,
     );
-    return rows.map(toPetView);
+    const pets = rows.filter((r) => r.id !== null).map(toPetView);
+    const [{ scanned, scannedTo }] = rows;
+    return { pets, resumeAfter: pets.length <= q.limit && scanned === NAME_SEARCH_WINDOW ? scannedTo : undefined };
   }
 
   async get(accountId: number, id: number): Promise<PetView> {

@@ -209,7 +209,7 @@ export interface paths {
     };
     /**
      * Pets by id (keyset pages), filtered by status, category, name or ids
-     * @description The account's pets in id order, in keyset pages, optionally filtered by status, category, name (exact) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page.
+     * @description The account's pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page. A name search reads at most 10,000 of the account's pets per page, so on a large catalogue a page may hold fewer pets than `limit`, or none, and still link to the next: follow the links until there is none.
      */
     get: operations['listPets'];
     put?: never;
