@@ -8,6 +8,7 @@ import { Traceparent1763770000000 } from './1763770000000-traceparent';
 import { AdminScope1763772200000 } from './1763772200000-admin-scope';
 import { SweepByDueTime1763780000000 } from './1763780000000-sweep-by-due-time';
 import { Retention1763790000000 } from './1763790000000-retention';
+import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-name-trigram';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   AdminScope1763772200000,
   SweepByDueTime1763780000000,
   Retention1763790000000,
+  DropGlobalNameTrigram1763800000000,
 ];
