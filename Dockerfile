@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
+COPY packages ./packages
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim AS runtime

@@ -21,6 +21,7 @@ const LIBRARY_DEPENDENCIES = {
   messages: [...PLATFORM, 'events'],
   store: [...PLATFORM, 'events', 'catalog'],
   webhooks: [...PLATFORM, 'events', 'access'],
+  usage: [...PLATFORM, 'access'],
 };
 const APPS = ['api', 'worker', 'cli'];
 const NULLABLE_OPTIONAL = {

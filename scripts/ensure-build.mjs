@@ -4,7 +4,7 @@ import { execSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
-const outputs = ['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`);
+const outputs = [...['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`), 'dist/console/console.js'];
 
 function newest(dir) {
   let t = 0;
@@ -16,7 +16,7 @@ function newest(dir) {
 }
 
 const built = outputs.every(existsSync) ? Math.min(...outputs.map((o) => statSync(o).mtimeMs)) : 0;
-if (built < Math.max(newest('apps'), newest('libs'))) {
+if (built < Math.max(newest('apps'), newest('libs'), newest('packages/client/src'))) {
   process.stderr.write('building (dist/ is missing or stale)...\n');
   execSync('npm run build', { stdio: ['ignore', 'inherit', 'inherit'] });
   // webpack leaves an unchanged output file alone (old mtime), which would look stale forever.

@@ -41,6 +41,13 @@ describe('GET /v1/events', () => {
   });
   afterAll(() => api.close());
 
+  it('with order=newest lists the latest first, and its pages go on towards older events', async () => {
+    const oldestFirst = (await a.get<PublicEvent[]>('/v1/events')).body.map((e) => e.id);
+    const pages = await allPages(a, '/v1/events?order=newest&limit=3');
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 2]);
+    expect(pages.flat().map((e) => e.id)).toEqual([...oldestFirst].reverse());
+  });
+
   it('lists the account’s events oldest first in the public shape', async () => {
     const res = await a.get<PublicEvent[]>('/v1/events');
     expect(res.status).toBe(200);
@@ -124,6 +131,6 @@ describe('GET /v1/events', () => {
     const op = doc.paths['/events'].get;
     expect(op['x-stability']).toBe('beta');
     expect(op.tags).toEqual(['Events']);
-    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['after', 'limit', 'type']);
+    expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['after', 'limit', 'order', 'type']);
   });
 });

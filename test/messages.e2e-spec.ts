@@ -162,6 +162,18 @@ describe('messages: durable queued acceptance and processing', () => {
     expect((await client.get('/v1/messages?status=processed')).body).toEqual([]);
   });
 
+  it('with order=newest lists the latest first, its Link going on towards older ones', async () => {
+    const { apiKey } = await createAccount(api);
+    const client = new HttpClient(api.url, apiKey);
+    const ids = await acceptMany(client, 5, 'newest');
+    const first = await client.get<{ id: string }[]>('/v1/messages?order=newest&limit=3');
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1] ?? '';
+    expect(next).toContain('order=newest');
+    const second = await client.get<{ id: string }[]>(next);
+    expect([...first.body, ...second.body].map((m) => m.id)).toEqual([...ids].sort().reverse());
+    expect(second.headers.get('link')).toBeNull();
+  });
+
   it('processes the 100 messages accepted while no worker ran once one starts, each exactly once', async () => {
     const ids = await acceptMany(http, 100, 'backlog');
     await new Promise((r) => setTimeout(r, 200));

@@ -5,6 +5,7 @@ import { loadConfig } from '@app/config';
 import { LostJobSource, RetentionSource, SweepSource } from '@app/jobs';
 import { MessagesModule } from '@app/messages';
 import { StoreModule } from '@app/store';
+import { UsageModule } from '@app/usage';
 import { WebhooksModule } from '@app/webhooks';
 import { featureModules, newAccount } from './feature-modules';
 
@@ -67,7 +68,7 @@ describe('the plans of the sweep and retention queries', () => {
   }
 
   beforeAll(async () => {
-    app = await featureModules(MessagesModule, WebhooksModule, StoreModule);
+    app = await featureModules(MessagesModule, WebhooksModule, StoreModule, UsageModule.register('worker'));
     db = app.get(DataSource);
     accountId = await newAccount(app);
     // 20,000 finished messages, fanned-out events and delivered deliveries, older than any
@@ -99,13 +100,24 @@ describe('the plans of the sweep and retention queries', () => {
        SELECT $1, $2, 'pet.created', 'delivered', 1, now() - interval '400 days' FROM generate_series(1, 20000)`,
       [webhookId, accountId],
     );
-    await db.query('ANALYZE messages, events, event_sequences, webhook_deliveries');
+    for (const [table, bucket] of [
+      ['usage_minutes', 'minute'],
+      ['usage_hours', 'hour'],
+    ])
+      await db.query(
+        `INSERT INTO ${table} (account_id, ${bucket}, key_id, admitted)
+         SELECT $1, now() - interval '400 days' - g * interval '1 ${bucket}', 1, 1 FROM generate_series(1, 20000) g`,
+        [accountId],
+      );
+    await db.query('ANALYZE messages, events, event_sequences, webhook_deliveries, usage_minutes, usage_hours');
   });
   afterAll(async () => {
     await db.query(`DELETE FROM messages WHERE account_id = $1`, [accountId]);
     await db.query(`DELETE FROM event_sequences WHERE account_id = $1`, [accountId]);
     await db.query(`DELETE FROM events WHERE account_id = $1`, [accountId]);
     await db.query(`DELETE FROM webhooks WHERE account_id = $1`, [accountId]);
+    await db.query(`DELETE FROM usage_minutes WHERE account_id = $1`, [accountId]);
+    await db.query(`DELETE FROM usage_hours WHERE account_id = $1`, [accountId]);
     await app.close();
   });
 
@@ -118,7 +130,13 @@ describe('the plans of the sweep and retention queries', () => {
 
   it('each retention source reads one batch of finished rows, through an index', async () => {
     const found = sources<RetentionSource>(RetentionSource);
-    expect(found.map((s) => s.name).sort()).toEqual(['events', 'messages', 'webhook_deliveries']);
+    expect(found.map((s) => s.name).sort()).toEqual([
+      'events',
+      'messages',
+      'usage_hours',
+      'usage_minutes',
+      'webhook_deliveries',
+    ]);
     const config = loadConfig(process.env);
     for (const source of found)
       expectIndexedAndNarrow(source.name, await plan(source.removeSql, [source.keepDays(config), 1_000]), 1_000);

@@ -11,6 +11,7 @@ import { MessagesModule } from '@app/messages';
 import { TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
 import { StoreModule } from '@app/store';
+import { UsageModule } from '@app/usage';
 import { WebhooksModule } from '@app/webhooks';
 import { AccountController } from './account/account.controller';
 import { CategoriesController } from './categories/categories.controller';
@@ -24,6 +25,7 @@ import { PetsController } from './pets/pets.controller';
 import { RateLimitController } from './rate-limit/rate-limit.controller';
 import { InventoryController } from './store/inventory.controller';
 import { OrdersController } from './store/orders.controller';
+import { UsageController } from './usage/usage.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
 
@@ -40,6 +42,7 @@ import { MetricsServerService } from './metrics/metrics-server.service';
     StoreModule,
     MessagesModule,
     WebhooksModule,
+    UsageModule.register('api'),
     HealthModule,
     IdempotencyModule,
   ],
@@ -48,6 +51,7 @@ import { MetricsServerService } from './metrics/metrics-server.service';
     AccountController,
     KeysController,
     RateLimitController,
+    UsageController,
     EventsController,
     WebhooksController,
     CategoriesController,

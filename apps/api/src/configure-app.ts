@@ -11,13 +11,14 @@ import {
   rootLogger,
   tracingEnabled,
 } from '@app/observability';
+import { consoleAssets, consoleDirectory } from './console/console-assets';
 import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 /** Paths that need no API key and are not rate-limited. */
-export const PUBLIC_PATHS = /^\/(health\/(live|ready)|openapi\.json|v1\/openapi\.json|docs)(\/|$)/;
+export const PUBLIC_PATHS = /^\/(health\/(live|ready)|openapi\.json|v1\/openapi\.json|docs|console)(\/|$)/;
 
 /**
  * Users paste keys into /docs ("Authorize"): its policy lets only the page's own scripts run
@@ -89,6 +90,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
   });
+  app.use('/console', consoleAssets(consoleDirectory()));
   SwaggerModule.setup('docs', app, document, {
     customSiteTitle: 'Pet Store API reference',
     jsonDocumentUrl: '/openapi.json',

@@ -10,6 +10,7 @@ import { MessagesModule, ProcessMessageJob } from '@app/messages';
 import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
 import { FulfilOrderJob, StoreModule } from '@app/store';
+import { AggregateUsageJob, UsageModule } from '@app/usage';
 import { DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
 import { OpsServerService } from './ops/ops-server.service';
 import { QueueDashboardService } from './ops/queue-dashboard.service';
@@ -21,7 +22,7 @@ import { WorkerShutdown } from './runtime/worker-shutdown';
  * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
  * declared in its feature (defineJob) and listed here.
  */
-export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob, RetentionJob];
+export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob, RetentionJob, AggregateUsageJob];
 
 /** The worker: the BullMQ runtime over the feature libraries, the outbox relay, the sweep and the ops server; no API. */
 @Module({
@@ -37,6 +38,7 @@ export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverW
     StoreModule,
     MessagesModule,
     WebhooksModule,
+    UsageModule.register('worker'),
   ],
   providers: [
     ...queueWorkers(JOBS),

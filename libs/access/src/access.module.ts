@@ -3,10 +3,11 @@ import { AccountsService } from './accounts.service';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeysService } from './api-keys.service';
 import { PlanRateLimiter } from './plan-rate-limiter';
+import { UsageIndex } from './usage-counters';
 
 /** Who may call, and how much: accounts, API keys and their authentication, plan limits and quotas. */
 @Module({
-  providers: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter],
-  exports: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter],
+  providers: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter, UsageIndex],
+  exports: [ApiKeyAuthenticator, ApiKeysService, AccountsService, PlanRateLimiter, UsageIndex],
 })
 export class AccessModule {}

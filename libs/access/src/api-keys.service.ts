@@ -139,6 +139,15 @@ export class ApiKeysService {
     return keys.map(toApiKeyView);
   }
 
+  /** Whether `keyId` is (or was: revoked, expired, rotated out) a key of the account. */
+  async belongsTo(accountId: number, keyId: number): Promise<boolean> {
+    const rows = await preparedQuery(this.dataSource, `SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2`, [
+      keyId,
+      accountId,
+    ]);
+    return rows.length > 0;
+  }
+
   /** Every key of the account, revoked, expired and rotated-out ones included (operator CLI). */
   async listAll(accountId: number): Promise<OperatorApiKeyView[]> {
     const keys = await preparedQuery<ApiKey>(

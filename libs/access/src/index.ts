@@ -8,4 +8,5 @@ export * from './rate-limit-decision';
 export * from './plan-rate-limiter';
 export * from './rate-limit-subject';
 export * from './quotas';
+export * from './usage-counters';
 export * from './access.module';

@@ -7,6 +7,7 @@ import { Limits } from './plan-limits';
 import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
 import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
 import { banFlagKey, bucketTag, RateLimitSubject } from './rate-limit-subject';
+import { UsageIndex, usageHashKey } from './usage-counters';
 
 /** The limiter's script command on the shared client. */
 export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
@@ -32,6 +33,9 @@ const decisions = new Counter({
   labelNames: ['outcome', 'plan'] as const,
 });
 const PROBE_MS = 1_000;
+/** Where a call's usage hash and key id sit among its keys and arguments (rate-limit.lua.ts). */
+const USAGE_KEY = 5;
+const USAGE_ARG = 9;
 /** How long after a first 429 further refused requests start to count as strikes. */
 export const STRIKE_GRACE_MS = 1_000;
 const MAX_FALLBACK_BUCKETS = 100_000;
@@ -76,6 +80,7 @@ export class PlanRateLimiter {
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly config: AppConfig,
+    private readonly usage: UsageIndex,
   ) {
     if (!this.redis[RATE_LIMIT_COMMAND]) {
       this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
@@ -129,6 +134,7 @@ export class PlanRateLimiter {
             banFlagKey(subject),
             `${tag}:strikes:${subject.banKey}`,
             `${tag}:refused:${subject.banKey}`,
+            usageHashKey(subject.bucket, resets.minute - 60_000),
           ],
           args: [
             limits.perMinute,
@@ -140,6 +146,7 @@ export class PlanRateLimiter {
             mode,
             nowMs,
             STRIKE_GRACE_MS,
+            subject.keyId ?? '',
           ],
           resolve,
           reject,
@@ -163,9 +170,20 @@ export class PlanRateLimiter {
 
   private flush(): void {
     for (const calls of this.queued.values()) {
+      this.noteUsage(calls);
       for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
     }
     this.queued.clear();
+  }
+
+  /** The usage hashes a bucket's batch counts into (one per minute it spans), for the worker to find. */
+  private noteUsage(calls: QueuedCall[]): void {
+    const first = calls[0];
+    const last = calls[calls.length - 1];
+    if (first.args[USAGE_ARG] !== '' || last.args[USAGE_ARG] !== '') {
+      this.usage.note(first.keys[USAGE_KEY]);
+      this.usage.note(last.keys[USAGE_KEY]);
+    }
   }
 
   /** One script call for the batch; each caller gets its own four numbers, or the batch's error. */

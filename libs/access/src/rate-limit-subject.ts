@@ -7,11 +7,13 @@ export interface RateLimitSubject {
   /** Strikes and bans are per API key (or per address when there is no key). */
   banKey: string;
   plan: string;
+  /** The API key whose usage history counts this request (none for client addresses). */
+  keyId?: number;
 }
 
 /** A key's subject: the account's shared budget, the key's own strikes and ban. */
 export function keySubject(accountId: number, keyId: number, plan: string): RateLimitSubject {
-  return { bucket: `a:${accountId}`, banKey: `k${keyId}`, plan };
+  return { bucket: `a:${accountId}`, banKey: `k${keyId}`, plan, keyId };
 }
 
 /** Prefix of every Redis key of a bucket; `{...}` is the Cluster hash tag. */

@@ -1,16 +1,20 @@
 /** Keys and arguments of one limiter call inside a batch (PlanRateLimiter sends them in this order). */
-const KEYS_PER_CALL = 5;
-const ARGS_PER_CALL = 9;
+const KEYS_PER_CALL = 6;
+const ARGS_PER_CALL = 10;
 /** Numbers each call answers with, one after the other in the script's flat reply. */
 export const RESULTS_PER_CALL = 4;
+
+import { USAGE_HASH_TTL_MS } from './usage-counters';
 
 /**
  * Checks and counts both windows, strikes and bans in one atomic step, for a batch of calls
  * (one script call per account and event-loop turn; see PlanRateLimiter). Calls are applied
  * in order, exactly as the same number of separate script calls would be.
- * Per call, KEYS: 1 minute counter, 2 day counter, 3 ban flag, 4 strike counter, 5 first refusal (its time)
+ * Per call, KEYS: 1 minute counter, 2 day counter, 3 ban flag, 4 strike counter, 5 first refusal (its time),
+ *       6 the minute's usage hash (usage-counters.ts)
  * ARGV: 1 minute limit, 2 day limit, 3 ms to minute reset, 4 ms to day reset,
- *       5 strikes before a ban, 6 ban ms, 7 'consume' | 'peek', 8 now (ms), 9 strike grace ms
+ *       5 strikes before a ban, 6 ban ms, 7 'consume' | 'peek', 8 now (ms), 9 strike grace ms,
+ *       10 the key id whose usage this call counts ('' counts none: client addresses)
  * Answers {outcome, minuteCount, dayCount, ms} per call: outcome 0 admitted (or peeked), 1 refused
  * (ms = until the refusing window resets), 2 banned (ms = ban left), 3 banned by this request.
  * A refused request counts in neither window. A request refused at least `strike grace` after
@@ -48,9 +52,21 @@ local function limit(k, a)
   return 1, m, d, refusedFor
 end
 
+local function count(k, a, outcome)
+  local who = ARGV[a + 10]
+  if who == '' or ARGV[a + 7] == 'peek' then return end
+  local field = ':r'
+  if outcome == 0 then field = ':a' end
+  if redis.call('HINCRBY', KEYS[k + 6], who .. field, 1) == 1 then
+    redis.call('PEXPIRE', KEYS[k + 6], ${USAGE_HASH_TTL_MS})
+  end
+  if outcome == 3 then redis.call('HINCRBY', KEYS[k + 6], who .. ':b', 1) end
+end
+
 local out = {}
 for i = 0, #KEYS / ${KEYS_PER_CALL} - 1 do
   local outcome, m, d, ms = limit(i * ${KEYS_PER_CALL}, i * ${ARGS_PER_CALL})
+  count(i * ${KEYS_PER_CALL}, i * ${ARGS_PER_CALL}, outcome)
   local o = i * ${RESULTS_PER_CALL}
   out[o + 1] = outcome
   out[o + 2] = m

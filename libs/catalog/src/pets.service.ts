@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { AppConfig } from '@app/config';
 import { accountPage, preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
+import { AccountSlots } from './account-slots';
 import { NewPet, PetListFilter, PetUpdate } from './inputs';
 import { lockPet, readPet, syncPetStatus } from './pet-status';
 import { PET_COLUMNS, PetRow, PetView, toPetView } from './views';
@@ -24,10 +26,16 @@ export const NAME_SEARCH_WINDOW = 10_000;
 
 @Injectable()
 export class PetsService {
+  /** A tenant's parallel name searches take turns (each reads up to NAME_SEARCH_WINDOW rows). */
+  private readonly searchSlots: AccountSlots;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.searchSlots = new AccountSlots(config.nameSearchAccountConcurrency);
+  }
 
   /**
    * One index range scan per filter set: every predicate leads with account_id, pages by id.
@@ -52,14 +60,13 @@ export class PetsService {
       );
       return { pets: rows.map(toPetView) };
     }
-    const rows = await preparedQuery<PetRow & { scanned: number; scannedTo: number }>(
-      this.dataSource,
-      `WITH w AS (SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(NAME_SEARCH_WINDOW)}),
+    const sql = `WITH w AS (SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(NAME_SEARCH_WINDOW)}),
             edge AS (SELECT count(*)::int AS scanned, max(id) AS "scannedTo" FROM w)
        SELECT edge.scanned, edge."scannedTo", hit.* FROM edge LEFT JOIN LATERAL (
          SELECT * FROM w WHERE lower(w.name) LIKE $${params.push(likeSubstring(q.name))} ORDER BY w.id LIMIT $${params.push(q.limit + 1)}
-       ) hit ON true`,
-      params,
+       ) hit ON true`;
+    const rows = await this.searchSlots.run(accountId, () =>
+      preparedQuery<PetRow & { scanned: number; scannedTo: number }>(this.dataSource, sql, params),
     );
     const pets = rows.filter((r) => r.id !== null).map(toPetView);
     const [{ scanned, scannedTo }] = rows;

@@ -47,12 +47,13 @@ describe('REDIS_CLUSTER_NODES', () => {
 
 describe('retention', () => {
   it('keeps finished messages, events and deliveries 30 days by default, and runs every minute', () => {
-    expect(loadConfig({}).retention).toEqual({
-      messagesDays: 30,
-      eventsDays: 30,
-      webhookDeliveriesDays: 30,
-      intervalMs: 60_000,
-    });
+    expect(loadConfig({}).retention).toEqual(
+      expect.objectContaining({ messagesDays: 30, eventsDays: 30, webhookDeliveriesDays: 30, intervalMs: 60_000 }),
+    );
+  });
+
+  it('keeps usage 2 days per minute and 90 days per hour by default', () => {
+    expect(loadConfig({}).retention).toEqual(expect.objectContaining({ usageMinutesDays: 2, usageHoursDays: 90 }));
   });
 
   it('refuses deliveries kept longer than their events', () => {

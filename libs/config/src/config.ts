@@ -95,6 +95,13 @@ const schema = z.object({
   RETENTION_EVENTS_DAYS: positiveDays.default(30),
   RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
   RETENTION_INTERVAL_MS: positiveInt.default(60_000),
+  // Name searches (GET /v1/pets?name=) one account runs at once per API process; more wait their turn.
+  NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
+  // Usage history (GET /v1/usage): minutes for the 24-hour view, hours for the 30-day one and beyond.
+  RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
+  RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
+  // How often the worker copies finished minutes of usage from Redis into Postgres.
+  USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
   DEMO_SEED: bool.default('true'),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
@@ -257,7 +264,18 @@ export class AppConfig {
     concurrency: number;
   };
   /** Days finished records are kept (orders, accounts, keys, webhooks: for ever), and how often retention runs. */
-  readonly retention: { messagesDays: number; eventsDays: number; webhookDeliveriesDays: number; intervalMs: number };
+  readonly retention: {
+    messagesDays: number;
+    eventsDays: number;
+    webhookDeliveriesDays: number;
+    usageMinutesDays: number;
+    usageHoursDays: number;
+    intervalMs: number;
+  };
+  /** How often the worker copies finished minutes of usage from Redis into Postgres. */
+  readonly usageAggregationIntervalMs: number;
+  /** Name searches one account runs at once in an API process (the rest wait). */
+  readonly nameSearchAccountConcurrency: number;
   readonly demoSeed: boolean;
   /** Opens the worker's queue dashboard (/queues on WORKER_PORT); undefined keeps it off. */
   readonly queueDashboardToken?: string;
@@ -325,8 +343,12 @@ export class AppConfig {
       messagesDays: e.RETENTION_MESSAGES_DAYS,
       eventsDays: e.RETENTION_EVENTS_DAYS,
       webhookDeliveriesDays: e.RETENTION_WEBHOOK_DELIVERIES_DAYS,
+      usageMinutesDays: e.RETENTION_USAGE_MINUTES_DAYS,
+      usageHoursDays: e.RETENTION_USAGE_HOURS_DAYS,
       intervalMs: e.RETENTION_INTERVAL_MS,
     };
+    this.usageAggregationIntervalMs = e.USAGE_AGGREGATION_INTERVAL_MS;
+    this.nameSearchAccountConcurrency = e.NAME_SEARCH_ACCOUNT_CONCURRENCY;
     this.demoSeed = e.DEMO_SEED;
     this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;
     this.tracing = {

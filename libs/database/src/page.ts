@@ -18,3 +18,28 @@ export function accountPage(alias: string): { where: string; orderBy: string } {
     orderBy: `ORDER BY ${alias}.account_id, ${alias}.id`,
   };
 }
+
+/** Which end of a feed (events, messages, deliveries) a page starts from. */
+export type FeedOrder = 'oldest' | 'newest';
+
+/**
+ * accountPage for a feed that can also be read newest first, with its parameters: $1 the
+ * account, then $2 the cursor (absent on the first newest-first page). The same index serves
+ * both directions, walked backwards for `newest`.
+ */
+export function accountFeedPage(
+  alias: string,
+  accountId: number,
+  order: FeedOrder,
+  after: number | string | undefined,
+  first: number | string,
+): { where: string; orderBy: string; params: unknown[] } {
+  if (order === 'oldest') return { ...accountPage(alias), params: [accountId, after ?? first] };
+  const orderBy = `ORDER BY ${alias}.account_id DESC, ${alias}.id DESC`;
+  if (after === undefined) return { where: `${alias}.account_id = $1`, orderBy, params: [accountId] };
+  return {
+    where: `(${alias}.account_id, ${alias}.id) < ($1, $2) AND ${alias}.account_id >= $1`,
+    orderBy,
+    params: [accountId, after],
+  };
+}

@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   key_expiry_too_late: 422,
   quota_exceeded: 422,
+  invalid_range: 422,
   rate_limit_exceeded: 429,
   api_key_banned: 429,
   headers_too_large: 431,

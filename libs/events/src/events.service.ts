@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { accountPage, DomainEvent, preparedQuery, ReadReplicas } from '@app/database';
+import { accountFeedPage, DomainEvent, FeedOrder, preparedQuery, ReadReplicas } from '@app/database';
 import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
 /** A page of the event log, optionally of one event type. */
@@ -7,6 +7,7 @@ export interface EventListQuery {
   limit: number;
   after?: number;
   type?: string;
+  order?: FeedOrder;
 }
 
 /** Reads the account's event log (written only by TransactionService's tx.emit). */
@@ -16,9 +17,9 @@ export class EventsService {
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
-    const params: unknown[] = [accountId, q.after ?? 0];
+    const page = accountFeedPage('e', accountId, q.order ?? 'oldest', q.after, 0);
+    const params = page.params;
     const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
-    const page = accountPage('e');
     // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.
     const rows = await preparedQuery<DomainEvent>(
       this.replicas.forStaleRead(),

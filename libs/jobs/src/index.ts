@@ -13,3 +13,4 @@ export * from './retention.service';
 export * from './jobs.module';
 export * from './sweep-metrics';
 export * from './old-key-layout';
+export * from './job-schedule';

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { defineJob } from './job-definition';
+import { scheduleJob } from './job-schedule';
 import { OnJob } from './on-job.decorator';
 import { QueueName } from './queue-names';
 import { RetentionSource } from './retention-source';
@@ -18,7 +19,6 @@ export const RetentionJob = defineJob<Record<string, never>>({
   jobId: () => 'retention',
 });
 
-const SCHEDULER_ID = 'retention';
 /** Records per statement: a short transaction, so the API's writes never wait long on it. */
 const BATCH = 1_000;
 /** A run stops after this long and leaves the rest to the next one: a backlog never holds a worker slot for long. */
@@ -51,14 +51,7 @@ export class RetentionService implements OnApplicationBootstrap {
     this.sources = this.discovery
       .getProviders({ metadataKey: RetentionSource.KEY })
       .map((wrapper) => wrapper.instance as RetentionSource);
-    // Every worker upserts the same scheduler: there is one, at the configured interval.
-    await this.queue
-      .upsertJobScheduler(
-        SCHEDULER_ID,
-        { every: this.config.retention.intervalMs },
-        { name: RetentionJob.name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-      )
-      .catch((err: Error) => this.logger.warn({ err: { message: err.message } }, 'retention not scheduled yet'));
+    await scheduleJob(this.queue, RetentionJob, this.config.retention.intervalMs, this.logger);
   }
 
   @OnJob(RetentionJob)

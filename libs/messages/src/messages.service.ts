@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
 import {
-  accountPage,
+  accountFeedPage,
+  FeedOrder,
   Message,
   MessageStatus,
   MessageView,
@@ -98,10 +99,13 @@ export class MessagesService {
   }
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
-  async list(accountId: number, q: { limit: number; after?: string; status?: MessageStatus }): Promise<MessageView[]> {
-    const params: unknown[] = [accountId, q.after ?? ''];
+  async list(
+    accountId: number,
+    q: { limit: number; after?: string; status?: MessageStatus; order?: FeedOrder },
+  ): Promise<MessageView[]> {
+    const page = accountFeedPage('m', accountId, q.order ?? 'oldest', q.after, '');
+    const params = page.params;
     const byStatus = q.status ? `AND m.status = $${params.push(q.status)}` : '';
-    const page = accountPage('m');
     const rows = await preparedQuery<Message>(
       this.dataSource,
       `SELECT ${MESSAGE_COLUMNS('m')} FROM messages m

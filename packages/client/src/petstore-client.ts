@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PetstoreError } from './petstore-error';
 import type * as M from './schema';
 
@@ -40,6 +38,9 @@ export interface ApiResponse<T> {
 }
 
 type Query = RequestOptions['query'];
+// Web APIs only (global crypto, setTimeout), so the client runs in browsers too (the console uses it).
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const randomUUID = () => globalThis.crypto.randomUUID();
 const RETRYABLE = new Set([429, 503]);
 const BASE_DELAY_MS = 250;
 
@@ -57,7 +58,8 @@ export class PetstoreClient {
   private readonly maxRetryDelayMs: number;
 
   constructor(private readonly options: PetstoreClientOptions) {
-    this.fetchFn = options.fetch ?? fetch;
+    // Wrapped: a browser's fetch called as a method of another object throws "Illegal invocation".
+    this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
     this.maxRetries = options.maxRetries ?? 2;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
   }
@@ -103,16 +105,24 @@ export class PetstoreClient {
     list: () => this.data<M.Webhook[]>('GET', '/v1/webhooks'),
     create: (body: M.NewWebhook) => this.data<M.CreatedWebhook>('POST', '/v1/webhooks', { body }),
     delete: (id: number) => this.data<void>('DELETE', `/v1/webhooks/${id}`),
+    enable: (id: number) => this.data<M.Webhook>('POST', `/v1/webhooks/${id}/enable`),
+    test: (id: number) => this.data<M.Delivery>('POST', `/v1/webhooks/${id}/test`),
+    deliveries: (id: number, query?: Query) => this.paginate<M.Delivery>(`/v1/webhooks/${id}/deliveries`, query),
   };
 
   readonly keys = {
     list: () => this.data<M.ApiKey[]>('GET', '/v1/keys'),
     create: (body: M.NewApiKey) => this.data<M.IssuedApiKey>('POST', '/v1/keys', { body, idempotent: true }),
     revoke: (id: number) => this.data<void>('DELETE', `/v1/keys/${id}`),
+    rotate: (id: number, body: M.RotateApiKey = {}) =>
+      this.data<M.IssuedApiKey>('POST', `/v1/keys/${id}/rotate`, { body }),
   };
 
   readonly account = {
     get: () => this.data<M.Account>('GET', '/v1/account'),
+    rateLimit: () => this.data<M.RateLimitStatus>('GET', '/v1/rate_limit'),
+    /** Requests admitted, refused and bans per bucket (experimental). */
+    usage: (query?: M.UsageQuery) => this.data<M.Usage>('GET', '/v1/usage', { query: { ...query } }),
   };
 
   /** The body of a successful answer. */

@@ -24,5 +24,17 @@ export type Webhook = Schemas['Webhook'];
 export type NewWebhook = Schemas['NewWebhook'];
 export type CreatedWebhook = Schemas['CreatedWebhook'];
 export type Account = Schemas['Account'];
+export type RateLimitStatus = Schemas['RateLimitStatus'];
+export type RotateApiKey = Partial<Schemas['RotateApiKey']>;
+export type Delivery = Schemas['Delivery'];
+export type Usage = Schemas['Usage'];
+export type UsageBucket = Schemas['UsageBucket'];
+/** GET /v1/usage's query (ISO 8601 instants for from/to). */
+export interface UsageQuery {
+  from?: string;
+  to?: string;
+  granularity?: 'minute' | 'hour' | 'day';
+  keyId?: number;
+}
 export type ErrorBody = Schemas['Error'];
 export type ErrorCode = Schemas['ErrorCode'];

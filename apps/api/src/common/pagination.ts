@@ -1,6 +1,7 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, Max, Min } from 'class-validator';
+import { IsIn, IsInt, Max, Min } from 'class-validator';
+import type { FeedOrder } from '@app/database';
 import { IsOptional } from '@app/errors';
 import type { Response } from 'express';
 
@@ -43,6 +44,23 @@ export class PageQuery extends PageLimit {
   @Max(MAX_ID)
   after?: number;
 }
+
+const FEED_ORDERS: FeedOrder[] = ['oldest', 'newest'];
+
+/** The `order` of a feed (events, messages, deliveries): `newest` pages backwards from the latest. */
+export class FeedOrderQuery {
+  @ApiPropertyOptional({
+    enum: FEED_ORDERS,
+    default: 'oldest',
+    description: '`newest` lists the latest first (what a dashboard wants); `after` then continues towards older ones',
+  })
+  @IsOptional()
+  @IsIn(FEED_ORDERS)
+  order?: FeedOrder;
+}
+
+/** An integer-id feed page that can be read from either end. */
+export class FeedQuery extends IntersectionType(PageQuery, FeedOrderQuery) {}
 
 /** `ids=1,2,3` to a number array; anything malformed or above 2^53-1 (which Number would round) becomes NaN so validation names it. */
 export const CommaSeparatedIds = () =>

@@ -20,7 +20,7 @@ export class EventsController {
     operationId: 'listEvents',
     summary: 'The account’s domain events, oldest first; poll with `after` for new ones',
     description:
-      'The account\'s domain events in id order (oldest first), in keyset pages. Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.',
+      'The account\'s domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard\'s view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.',
   })
   @ApiOkResponse({ type: [EventSchema], headers: LINK_HEADER })
   @ApiErrors()

@@ -2,9 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { IsOptional } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
-import { PageQuery } from '../common/pagination';
+import { FeedQuery } from '../common/pagination';
 
-export class ListEventsQuery extends PageQuery {
+export class ListEventsQuery extends FeedQuery {
   @ApiPropertyOptional({ enum: DOMAIN_EVENT_TYPES, description: 'Only events of this type' })
   @IsOptional()
   @IsIn(DOMAIN_EVENT_TYPES)

@@ -36,10 +36,20 @@ const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown
 
 const BEARER = /^Bearer ([^\s]+)$/i; // the scheme is case-insensitive (RFC 9110)
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Reports the limit without spending it (Express routes match case-insensitively, with or without a trailing slash). */
-const PEEK_PATH = /^\/v1\/rate_limit\/?$/i;
-/** Case-insensitive regexps run in V8's runtime (~2 us); the length rules out almost every path first. */
-const isPeekPath = (path: string) => path.length >= 14 && path.length <= 15 && PEEK_PATH.test(path);
+/**
+ * Report on the caller's own limits without spending them (Express routes match
+ * case-insensitively, with or without a trailing slash): a client over its limit, or banned, can
+ * still see where it stands and when that ends.
+ */
+const RATE_LIMIT_PATH = /^\/v1\/rate_limit\/?$/i;
+const USAGE_PATH = /^\/v1\/usage\/?$/i;
+const LOWER_U = 0x75;
+/** Case-insensitive regexps run in V8's runtime (~2 us); length and one character rule out almost every path first. */
+function isPeekPath(path: string): boolean {
+  const n = path.length;
+  if (n === 14 || n === 15) return RATE_LIMIT_PATH.test(path);
+  return (n === 9 || n === 10) && (path.charCodeAt(4) | 0x20) === LOWER_U && USAGE_PATH.test(path);
+}
 
 /**
  * Authentication, rate limiting and scope, in front of everything else (body parsing
@@ -98,7 +108,7 @@ export class RequestGateMiddleware implements NestMiddleware {
     for (const name in headers) res.setHeader(name, headers[name]);
     if (peek) res.removeHeader('Retry-After');
 
-    // GET /rate_limit answers even a banned key, so a client can see when its ban ends.
+    // GET /rate_limit and /usage answer even a banned key, so a client can see when its ban ends.
     if (decision.outcome === 'banned' && !peek) {
       if (decision.newlyBanned && auth) await this.keys.recordBan(auth);
       throw new ApiError(

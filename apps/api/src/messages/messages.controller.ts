@@ -54,9 +54,9 @@ export class MessagesController {
   @Get()
   @ApiOperation({
     operationId: 'listMessages',
-    summary: 'The account’s messages, oldest first, in keyset pages',
+    summary: 'The account’s messages, oldest (or newest) first, in keyset pages',
     description:
-      'The account\'s messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.',
+      'The account\'s messages in creation order (oldest first, or newest first with `order=newest`), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.',
   })
   @ApiOkResponse({ type: [MessageDetailSchema], headers: LINK_HEADER })
   async list(

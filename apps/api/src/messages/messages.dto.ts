@@ -1,8 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, ValidateBy } from 'class-validator';
 import { IsOptional } from '@app/errors';
 import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/database';
-import { PageLimit } from '../common/pagination';
+import { FeedOrderQuery, PageLimit } from '../common/pagination';
 
 const ID_EXAMPLE = 'msg_019a9c4e2f10b7d3e8a41c5f9e02';
 
@@ -41,7 +41,7 @@ export class MessageIdParams {
 }
 
 /** Message ids are strings that sort by creation time, so the cursor is a message id. */
-export class ListMessagesQueryDto extends PageLimit {
+export class ListMessagesQueryDto extends IntersectionType(PageLimit, FeedOrderQuery) {
   @ApiPropertyOptional({ description: 'The last id of the previous page', pattern: MESSAGE_ID_PATTERN.source })
   @IsOptional()
   @Matches(MESSAGE_ID_PATTERN, { message: 'must be a message id (msg_ followed by 28 hex digits)' })

@@ -14,7 +14,7 @@ import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
-import { LINK_HEADER, page, PageQuery } from '../common/pagination';
+import { FeedQuery, LINK_HEADER, page } from '../common/pagination';
 import { CreatedWebhookSchema, DeliverySchema, NewWebhookDto, WebhookSchema } from './webhooks.dto';
 import { DeliveryView, WebhooksService } from '@app/webhooks';
 
@@ -87,16 +87,16 @@ export class WebhooksController {
   @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'listWebhookDeliveries',
-    summary: 'Deliveries to a webhook, oldest first: attempts, last status code, next retry',
+    summary: 'Deliveries to a webhook (oldest or newest first): attempts, last status code, next retry',
     description:
-      'The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
+      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
   })
   @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
   @ApiErrors()
   async deliveries(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
-    @Query() query: PageQuery,
+    @Query() query: FeedQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryView[]> {
     const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query);

@@ -9,6 +9,7 @@ import { AdminScope1763772200000 } from './1763772200000-admin-scope';
 import { SweepByDueTime1763780000000 } from './1763780000000-sweep-by-due-time';
 import { Retention1763790000000 } from './1763790000000-retention';
 import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-name-trigram';
+import { Usage1763900000000 } from './1763900000000-usage';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   SweepByDueTime1763780000000,
   Retention1763790000000,
   DropGlobalNameTrigram1763800000000,
+  Usage1763900000000,
 ];

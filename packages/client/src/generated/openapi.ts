@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * The account’s domain events, oldest first; poll with `after` for new ones
-     * @description The account's domain events in id order (oldest first), in keyset pages. Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
+     * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
      */
     get: operations['listEvents'];
     put?: never;
@@ -164,8 +164,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The account’s messages, oldest first, in keyset pages
-     * @description The account's messages in creation order (oldest first), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
+     * The account’s messages, oldest (or newest) first, in keyset pages
+     * @description The account's messages in creation order (oldest first, or newest first with `order=newest`), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
      */
     get: operations['listMessages'];
     put?: never;
@@ -365,6 +365,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Requests admitted, refused (429) and bans, per minute, hour or day
+     * @description The account's request history as the rate limiter counted it, per UTC bucket, for one key (`keyId`) or the whole account, with the plan's limits alongside. Exact across API replicas; the current minute is included as it happens. Requests answered while the limiter's Redis was unreachable are not counted. Minute buckets are kept 2 days and hour and day buckets 90 days (the operator's `RETENTION_USAGE_MINUTES_DAYS` and `RETENTION_USAGE_HOURS_DAYS`); older buckets read as zero. At most 1,500 buckets per call.
+     */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/webhooks': {
     parameters: {
       query?: never;
@@ -417,8 +437,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Deliveries to a webhook, oldest first: attempts, last status code, next retry
-     * @description The deliveries to a webhook in id order (oldest first), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
+     * Deliveries to a webhook (oldest or newest first): attempts, last status code, next retry
+     * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
      */
     get: operations['listWebhookDeliveries'];
     put?: never;
@@ -760,6 +780,7 @@ export interface components {
       | 'idempotency_key_reused'
       | 'key_expiry_too_late'
       | 'quota_exceeded'
+      | 'invalid_range'
       | 'rate_limit_exceeded'
       | 'api_key_banned'
       | 'headers_too_large'
@@ -1263,6 +1284,53 @@ export interface components {
        * @default 86400
        */
       gracePeriodSeconds: number;
+    };
+    Usage: {
+      /** @description Every bucket of the range, oldest first, empty ones included */
+      buckets: components['schemas']['UsageBucket'][];
+      /** Format: date-time */
+      from: string;
+      /** @enum {string} */
+      granularity: 'minute' | 'hour' | 'day';
+      /**
+       * Format: int64
+       * @description The key asked for, or null for the account
+       */
+      keyId: number | null;
+      /** @description The limits of the plan (both windows), for comparison */
+      limits: components['schemas']['UsageLimits'];
+      /** @enum {string} */
+      plan: 'free' | 'pro' | 'business' | 'enterprise';
+      /** Format: date-time */
+      to: string;
+    };
+    UsageBucket: {
+      /**
+       * Format: int32
+       * @description Requests admitted by the rate limiter
+       */
+      admitted: number;
+      /**
+       * Format: int32
+       * @description Temporary bans that began
+       */
+      bans: number;
+      /**
+       * Format: int32
+       * @description Requests refused with 429 (over a limit or banned)
+       */
+      refused: number;
+      /**
+       * Format: date-time
+       * @description Start of the bucket (UTC)
+       */
+      start: string;
+    };
+    UsageLimits: {
+      /** Format: int32 */
+      perDay: number;
+      /** Format: int32 */
+      perMinute: number;
     };
     Webhook: {
       /** Format: date-time */
@@ -2832,6 +2900,8 @@ export interface operations {
         /** @description The last id of the previous page; the next page starts after it */
         after?: number;
         limit?: number;
+        /** @description `newest` lists the latest first (what a dashboard wants); `after` then continues towards older ones */
+        order?: 'oldest' | 'newest';
         /** @description Only events of this type */
         type?:
           | 'pet.created'
@@ -4054,6 +4124,8 @@ export interface operations {
         /** @description The last id of the previous page */
         after?: string;
         limit?: number;
+        /** @description `newest` lists the latest first (what a dashboard wants); `after` then continues towards older ones */
+        order?: 'oldest' | 'newest';
         status?: 'queued' | 'processing' | 'processed' | 'failed';
       };
       header?: never;
@@ -7859,6 +7931,236 @@ export interface operations {
       };
     };
   };
+  getUsage: {
+    parameters: {
+      query?: {
+        /** @description Start of the range (inclusive, rounded down to its bucket). Default: `to` minus 60 minutes, 24 hours or 30 days by granularity */
+        from?: string;
+        /** @description Bucket size (UTC minutes, hours or days) */
+        granularity?: 'minute' | 'hour' | 'day';
+        /** @description One API key of the account (revoked keys included); the whole account when absent */
+        keyId?: number;
+        /** @description End of the range (exclusive, rounded up to a bucket boundary). Default: now */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "granularity": "minute",
+           *       "from": "2026-01-15T09:30:00.000Z",
+           *       "to": "2026-01-15T09:30:00.000Z",
+           *       "keyId": 1,
+           *       "plan": "free",
+           *       "limits": {
+           *         "perMinute": 1,
+           *         "perDay": 1
+           *       },
+           *       "buckets": [
+           *         {
+           *           "start": "2026-01-15T09:30:00.000Z",
+           *           "admitted": 1,
+           *           "refused": 1,
+           *           "bans": 1
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Usage'];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      422: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "idempotency_key_reused",
+           *       "message": "Idempotency key reused",
+           *       "status": 422
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   listWebhooks: {
     parameters: {
       query?: never;
@@ -8528,6 +8830,8 @@ export interface operations {
         /** @description The last id of the previous page; the next page starts after it */
         after?: number;
         limit?: number;
+        /** @description `newest` lists the latest first (what a dashboard wants); `after` then continues towards older ones */
+        order?: 'oldest' | 'newest';
       };
       header?: never;
       path: {

@@ -1,0 +1,67 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiKeysService, AuthContext, limitsFor } from '@app/access';
+import { Clock } from '@app/config';
+import { ApiError } from '@app/errors';
+import { bucketStart, GRANULARITY_MS, UsageHistoryService } from '@app/usage';
+import { Auth } from '../gate/auth.decorator';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { UsageQueryDto, UsageSchema } from './usage.dto';
+
+/** Buckets one answer may hold: a day of minutes, two months of hours, four years of days. */
+export const MAX_BUCKETS = 1_500;
+const DEFAULT_SPAN = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 };
+
+@ApiTags('Account')
+@Controller('usage')
+export class UsageController {
+  constructor(
+    private readonly usage: UsageHistoryService,
+    private readonly keys: ApiKeysService,
+    private readonly clock: Clock,
+  ) {}
+
+  @Get()
+  @ApiExtension('x-stability', 'experimental')
+  @ApiOperation({
+    operationId: 'getUsage',
+    summary: 'Requests admitted, refused (429) and bans, per minute, hour or day',
+    description:
+      "The account's request history as the rate limiter counted it, per UTC bucket, for one key (`keyId`) or the whole account, with the plan's limits alongside. Exact across API replicas; the current minute is included as it happens. Requests answered while the limiter's Redis was unreachable are not counted. Minute buckets are kept 2 days and hour and day buckets 90 days (the operator's `RETENTION_USAGE_MINUTES_DAYS` and `RETENTION_USAGE_HOURS_DAYS`); older buckets read as zero. At most 1,500 buckets per call.",
+  })
+  @ApiOkResponse({ type: UsageSchema })
+  @ApiErrors(422)
+  async get(@Auth() auth: AuthContext, @Query() query: UsageQueryDto): Promise<UsageSchema> {
+    const to = query.to ? Date.parse(query.to) : this.clock.nowMs();
+    const from = query.from ? Date.parse(query.from) : to - DEFAULT_SPAN[query.granularity];
+    if (from >= to) throw invalidRange('from', 'must be before `to`');
+    const buckets = Math.ceil((to - bucketStart(from, query.granularity)) / GRANULARITY_MS[query.granularity]);
+    if (buckets > MAX_BUCKETS) throw invalidRange('from', `the range holds ${buckets} buckets; at most ${MAX_BUCKETS}`);
+    if (query.keyId !== undefined && !(await this.keys.belongsTo(auth.accountId, query.keyId)))
+      throw ApiError.notFound('API key');
+    const history = await this.usage.history(auth.accountId, {
+      fromMs: from,
+      toMs: to,
+      granularity: query.granularity,
+      keyId: query.keyId,
+    });
+    return {
+      granularity: query.granularity,
+      from: new Date(history[0]?.startMs ?? from).toISOString(),
+      to: new Date(Math.ceil(to / GRANULARITY_MS[query.granularity]) * GRANULARITY_MS[query.granularity]).toISOString(),
+      keyId: query.keyId ?? null,
+      plan: auth.plan,
+      limits: limitsFor(auth),
+      buckets: history.map(({ startMs, admitted, refused, bans }) => ({
+        start: new Date(startMs).toISOString(),
+        admitted,
+        refused,
+        bans,
+      })),
+    };
+  }
+}
+
+/** Each parameter is valid, their combination is not (OpenAPI cannot say so): 422, not 400. */
+const invalidRange = (field: string, message: string) =>
+  new ApiError('invalid_range', `${field} ${message}`, [{ field: `query.${field}`, message }]);

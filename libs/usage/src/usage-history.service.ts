@@ -1,0 +1,119 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { usageHashKey } from '@app/access';
+import { Clock } from '@app/config';
+import { preparedQuery, ReadReplicas } from '@app/database';
+import { REDIS, RedisClient } from '@app/redis';
+import {
+  bucketStart,
+  countsByKey,
+  GRANULARITY_MS,
+  HOUR_MS,
+  KeyCounts,
+  MINUTE_MS,
+  UsageGranularity,
+} from './usage-time';
+
+export interface UsageQuery {
+  /** Inclusive; rounded down to its bucket. */
+  fromMs: number;
+  /** Exclusive; rounded up to a bucket boundary. */
+  toMs: number;
+  granularity: UsageGranularity;
+  /** One key's usage; the whole account's when absent. */
+  keyId?: number;
+}
+
+export interface UsageBucket extends KeyCounts {
+  startMs: number;
+}
+
+interface CountsRow extends KeyCounts {
+  start: Date;
+}
+
+const MINUTES_SQL = `SELECT minute AS start, sum(admitted)::int AS admitted, sum(refused)::int AS refused,
+         sum(bans)::int AS bans
+    FROM usage_minutes
+   WHERE account_id = $1 AND minute >= $2 AND minute < $3 AND ($4::bigint IS NULL OR key_id = $4)
+   GROUP BY minute`;
+
+const HOURS_SQL = `SELECT date_trunc($5, hour, 'UTC') AS start, sum(admitted)::int AS admitted,
+         sum(refused)::int AS refused, sum(bans)::int AS bans
+    FROM usage_hours
+   WHERE account_id = $1 AND hour >= $2 AND hour < $3 AND ($4::bigint IS NULL OR key_id = $4)
+   GROUP BY 1`;
+
+/**
+ * An account's usage history, bucket by bucket (empty buckets included). The last one to two
+ * hours (from the start of the previous UTC hour) are read live from the limiter's Redis hashes,
+ * so the current minute shows at once; everything before comes from Postgres, where the worker
+ * copied it (usage_minutes for minute buckets, usage_hours for hour and day buckets). The split
+ * is on an hour boundary, so no bucket is counted from both.
+ */
+@Injectable()
+export class UsageHistoryService {
+  constructor(
+    private readonly replicas: ReadReplicas,
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async history(accountId: number, q: UsageQuery): Promise<UsageBucket[]> {
+    const step = GRANULARITY_MS[q.granularity];
+    const from = bucketStart(q.fromMs, q.granularity);
+    const to = Math.ceil(q.toMs / step) * step;
+    const now = this.clock.nowMs();
+    const liveFrom = Math.floor(now / HOUR_MS) * HOUR_MS - HOUR_MS;
+    const buckets = new Map<number, UsageBucket>();
+    for (let start = from; start < to; start += step)
+      buckets.set(start, { startMs: start, admitted: 0, refused: 0, bans: 0 });
+    const add = (startMs: number, c: KeyCounts) => {
+      const b = buckets.get(startMs);
+      if (!b) return;
+      b.admitted += c.admitted;
+      b.refused += c.refused;
+      b.bans += c.bans;
+    };
+    if (from < liveFrom) {
+      // Copied long ago: a replica that lags a second serves it as well as the primary.
+      const rows = await preparedQuery<CountsRow>(
+        this.replicas.forStaleRead(),
+        q.granularity === 'minute' ? MINUTES_SQL : HOURS_SQL,
+        [
+          accountId,
+          new Date(from),
+          new Date(Math.min(to, liveFrom)),
+          q.keyId ?? null,
+          ...(q.granularity === 'minute' ? [] : [q.granularity]),
+        ],
+      );
+      for (const row of rows) add(row.start.getTime(), row);
+    }
+    if (to > liveFrom) {
+      for (const [minute, counts] of await this.live(
+        accountId,
+        Math.max(from, liveFrom),
+        Math.min(to, now + MINUTE_MS),
+      )) {
+        const forKey =
+          q.keyId === undefined ? [...counts.values()] : [counts.get(q.keyId)].filter((c) => c !== undefined);
+        for (const c of forKey) add(bucketStart(minute, q.granularity), c);
+      }
+    }
+    return [...buckets.values()];
+  }
+
+  /** The limiter's usage hashes of the minutes in [fromMs, toMs): one pipeline, all in the account's slot. */
+  private async live(accountId: number, fromMs: number, toMs: number): Promise<[number, Map<number, KeyCounts>][]> {
+    const minutes: number[] = [];
+    for (let m = Math.floor(fromMs / MINUTE_MS) * MINUTE_MS; m < toMs; m += MINUTE_MS) minutes.push(m);
+    if (minutes.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const m of minutes) pipeline.hgetall(usageHashKey(`a:${accountId}`, m));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([err, hash], i) => {
+      if (err) throw err;
+      return [minutes[i], countsByKey(hash as Record<string, string>)];
+    });
+  }
+}

@@ -1,0 +1,8 @@
+import { defineJob, QueueName } from '@app/jobs';
+
+/** Copies finished minutes of usage from Redis into Postgres; scheduled, never staged. */
+export const AggregateUsageJob = defineJob<Record<string, never>>({
+  name: 'usage.aggregate',
+  queue: QueueName.Events,
+  jobId: () => 'usage-aggregate',
+});

@@ -1,0 +1,22 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { UsageAggregationService } from './usage-aggregation.service';
+import { UsageHistoryService } from './usage-history.service';
+import { UsageHoursRetentionSource, UsageMinutesRetentionSource } from './usage.retention';
+
+/**
+ * Usage history: the API reads it (GET /v1/usage); the worker copies it from the limiter's Redis
+ * counters into Postgres (usage.aggregate) and retention trims it.
+ */
+@Module({})
+export class UsageModule {
+  static register(role: 'api' | 'worker'): DynamicModule {
+    return {
+      module: UsageModule,
+      providers: [
+        UsageHistoryService,
+        ...(role === 'worker' ? [UsageAggregationService, UsageMinutesRetentionSource, UsageHoursRetentionSource] : []),
+      ],
+      exports: [UsageHistoryService],
+    };
+  }
+}
