@@ -41,6 +41,23 @@ describe('SDK (packages/client) against the live API', () => {
     expect(client.rateLimit!.reset.getTime()).toBeGreaterThan(Date.now() - 1000);
   });
 
+  it("reads the account's usage history, typed, with the plan's limits", async () => {
+    const own = sdk((await createAccount(api, 'pro')).apiKey);
+    await own.account.get();
+    const usage = await own.account.usage({ granularity: 'hour' });
+    expect(usage.limits).toEqual({ perMinute: 300, perDay: 10_000 });
+    expect(Date.parse(usage.buckets.at(-1)!.start)).toBe(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+    expect(usage.buckets.at(-1)).toEqual(expect.objectContaining({ admitted: 1, refused: 0, bans: 0 }));
+  });
+
+  it('rotates a key: the new secret works at once', async () => {
+    const own = sdk((await createAccount(api, 'pro')).apiKey);
+    const extra = await own.keys.create({ name: 'to rotate' });
+    const rotated = await own.keys.rotate(extra.id, { gracePeriodSeconds: 0 });
+    expect(rotated.name).toBe('to rotate');
+    expect((await sdk(rotated.secret).account.get()).plan).toBe('pro');
+  });
+
   it('iterates every item of a keyset listing by following Link: rel="next"', async () => {
     const names = ['a', 'b', 'c', 'd', 'e'].map((n) => `page-${n}-${Date.now()}`);
     const ids = [];
