@@ -437,7 +437,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Deliveries to a webhook (oldest or newest first): attempts, last status code, next retry
+     * Deliveries to a webhook, in either order: attempts, last status, next retry
      * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
      */
     get: operations['listWebhookDeliveries'];
