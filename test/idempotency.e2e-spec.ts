@@ -219,19 +219,24 @@ describe('Idempotency-Key on creating POSTs', () => {
       .sort();
     const category = await http.post('/v1/categories', { name: `idem-${randomUUID()}` });
     const pet = await http.post('/v1/pets', { name: 'idem', categoryId: category.body.id });
+    const toRotate = await http.post('/v1/keys', { name: 'idem rotate' });
     // A body for each; an operation documented later without one here fails this test.
     const bodies: Record<string, object> = {
       '/categories': { name: `idem-${randomUUID()}` },
       '/keys': { name: 'idem' },
+      '/keys/{keyId}/rotate': { gracePeriodSeconds: 60 },
       '/messages': { message: 'idem' },
       '/pets': { name: 'idem', categoryId: category.body.id },
       '/store/orders': { petId: pet.body.id },
+      // A public address literal (no DNS), subscribed to an event that never fires here.
+      '/webhooks': { url: 'https://93.184.216.34/idem', events: ['webhook.disabled'] },
     };
     expect(documented).toEqual(Object.keys(bodies).sort());
     for (const path of documented) {
       const key = randomUUID();
-      const first = await http.post(`/v1${path}`, bodies[path], { headers: { 'Idempotency-Key': key } });
-      const again = await http.post(`/v1${path}`, bodies[path], { headers: { 'Idempotency-Key': key } });
+      const url = `/v1${path.replace('{keyId}', String(toRotate.body.id))}`;
+      const first = await http.post(url, bodies[path], { headers: { 'Idempotency-Key': key } });
+      const again = await http.post(url, bodies[path], { headers: { 'Idempotency-Key': key } });
       expect({ path, status: again.status, replayed: replayed(again) }).toEqual({
         path,
         status: first.status,
@@ -243,7 +248,15 @@ describe('Idempotency-Key on creating POSTs', () => {
 
   it('is documented on each idempotent operation: header parameter, 409 and 422', async () => {
     const doc = (await new HttpClient(api.url).get('/openapi.json')).body;
-    for (const path of ['/messages', '/keys', '/pets', '/categories', '/store/orders']) {
+    for (const path of [
+      '/messages',
+      '/keys',
+      '/keys/{keyId}/rotate',
+      '/pets',
+      '/categories',
+      '/store/orders',
+      '/webhooks',
+    ]) {
       const op = doc.paths[path].post;
       expect(op.parameters).toEqual(
         expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]),

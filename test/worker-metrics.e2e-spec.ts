@@ -309,6 +309,11 @@ describe('worker metrics and logs', () => {
       expect(Date.now() - started).toBeLessThan(3_000);
       expect(queueJobs(during)).toEqual(before);
       await proxy.restart();
+      // Closed only once Redis serves it again: closing mid-reconnect rejects the commands its
+      // clients still queue, some of which nobody awaits (a flake: about 1 run in 10).
+      const ready = `http://127.0.0.1:${worker.get(OpsServerService).port()}/health/ready`;
+      await eventually(async () => (await fetch(ready)).status === 200);
+      await eventually(async () => (await scrape()).samples.some((x) => x.name === 'petstore_queue_jobs'));
     } finally {
       await worker.close();
       await proxy.stop();

@@ -103,7 +103,7 @@ export class PetstoreClient {
 
   readonly webhooks = {
     list: () => this.data<M.Webhook[]>('GET', '/v1/webhooks'),
-    create: (body: M.NewWebhook) => this.data<M.CreatedWebhook>('POST', '/v1/webhooks', { body }),
+    create: (body: M.NewWebhook) => this.data<M.CreatedWebhook>('POST', '/v1/webhooks', { body, idempotent: true }),
     delete: (id: number) => this.data<void>('DELETE', `/v1/webhooks/${id}`),
     enable: (id: number) => this.data<M.Webhook>('POST', `/v1/webhooks/${id}/enable`),
     test: (id: number) => this.data<M.Delivery>('POST', `/v1/webhooks/${id}/test`),
@@ -115,7 +115,7 @@ export class PetstoreClient {
     create: (body: M.NewApiKey) => this.data<M.IssuedApiKey>('POST', '/v1/keys', { body, idempotent: true }),
     revoke: (id: number) => this.data<void>('DELETE', `/v1/keys/${id}`),
     rotate: (id: number, body: M.RotateApiKey = {}) =>
-      this.data<M.IssuedApiKey>('POST', `/v1/keys/${id}/rotate`, { body }),
+      this.data<M.IssuedApiKey>('POST', `/v1/keys/${id}/rotate`, { body, idempotent: true }),
   };
 
   readonly account = {

@@ -84,6 +84,7 @@ export class KeysController {
 
   @Post(':keyId/rotate')
   @Header('Cache-Control', 'no-store') // the answer carries a secret
+  @Idempotent()
   @ApiBody({
     type: RotateApiKeyDto,
     required: false,
@@ -96,14 +97,18 @@ export class KeysController {
       `${MANAGEMENT} Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for ` +
       '`gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated ' +
       '(404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). ' +
-      "A banned key's replacement is banned for the time the ban has left.",
+      "A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not " +
+      'rotate twice (the retry gets the same new secret).',
   })
   @ApiCreatedResponse({ type: IssuedApiKeySchema })
   rotate(
     @Auth() auth: AuthContext,
     @Param('keyId', ParseIdPipe) keyId: number,
     @Body() body: RotateApiKeyDto,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<IssuedApiKey> {
-    return this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth);
+    // As for create: the scope is checked before a stored answer (with its secret) could be replayed.
+    assertManages(auth);
+    return this.idempotency.run(res, () => this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth));
   }
 }

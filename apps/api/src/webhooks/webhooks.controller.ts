@@ -9,6 +9,8 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
@@ -21,7 +23,10 @@ import { DeliveryView, WebhooksService } from '@app/webhooks';
 @ApiTags('Webhooks')
 @Controller('webhooks')
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   @Post()
   @Header('Cache-Control', 'no-store') // the answer carries a secret
@@ -30,13 +35,18 @@ export class WebhooksController {
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`.",
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
   @ApiQuotaError('webhooks')
-  create(@Auth() auth: AuthContext, @Body() body: NewWebhookDto): Promise<CreatedWebhookSchema> {
-    return this.webhooks.create(auth.accountId, body);
+  @Idempotent()
+  create(
+    @Auth() auth: AuthContext,
+    @Body() body: NewWebhookDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<CreatedWebhookSchema> {
+    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body));
   }
 
   @Get()

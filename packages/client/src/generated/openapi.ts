@@ -147,7 +147,7 @@ export interface paths {
     put?: never;
     /**
      * New secret with the same scopes and expiry; the old one works for a grace period
-     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left.
+     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
      */
     post: operations['rotateApiKey'];
     delete?: never;
@@ -400,7 +400,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -3870,7 +3870,10 @@ export interface operations {
   rotateApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         keyId: number;
       };
@@ -3891,6 +3894,7 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -3995,6 +3999,7 @@ export interface operations {
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -4017,6 +4022,31 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
+      /** @description Conflict with the current state (see code) */
+      409: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_stock",
+           *       "message": "Insufficient stock",
+           *       "status": 409
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The body is larger than the limit (payload_too_large) */
       413: {
         headers: {
@@ -4036,6 +4066,31 @@ export interface operations {
            *       "code": "payload_too_large",
            *       "message": "Payload too large",
            *       "status": 413
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      422: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "idempotency_key_reused",
+           *       "message": "Idempotency key reused",
+           *       "status": 422
            *     }
            */
           'application/json': components['schemas']['Error'];
@@ -8354,7 +8409,10 @@ export interface operations {
   createWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -8375,6 +8433,7 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -8477,6 +8536,7 @@ export interface operations {
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -8499,6 +8559,31 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
+      /** @description Conflict with the current state (see code) */
+      409: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_stock",
+           *       "message": "Insufficient stock",
+           *       "status": 409
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The body is larger than the limit (payload_too_large) */
       413: {
         headers: {
@@ -8523,9 +8608,14 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The plan's quota of webhooks is reached (quota_exceeded; `details` name the limit) */
+      /**
+       * @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       *
+       *     The plan's quota of webhooks is reached (quota_exceeded; `details` name the limit)
+       */
       422: {
         headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -8539,8 +8629,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "quota_exceeded",
-           *       "message": "Quota exceeded",
+           *       "code": "idempotency_key_reused",
+           *       "message": "Idempotency key reused",
            *       "status": 422
            *     }
            */
