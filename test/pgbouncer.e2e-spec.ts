@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { eventually, HttpClient } from './support/http';
 import { PgBouncer } from './support/pgbouncer';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 
 /**
  * The API and the worker behind a real PgBouncer in transaction mode (Debian's 1.18, which
@@ -30,11 +30,7 @@ describe('PgBouncer in transaction mode', () => {
     http = new HttpClient(api.url, apiKey);
     categoryId = (await http.post('/v1/categories', { name: 'Pooled' })).body.id;
   });
-  afterAll(async () => {
-    await worker?.close();
-    await api?.close();
-    await bouncer?.stop();
-  });
+  afterAll(() => closeAll([() => worker?.close(), () => api?.close(), () => bouncer?.stop()]));
 
   it('answers concurrent writes and reads, each the same statements on changing server connections', async () => {
     const created = await Promise.all(

@@ -8,7 +8,7 @@ import { AppConfig } from '@app/config';
 import { PinoNestLogger, rootLogger } from '@app/observability';
 import { QueueName } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -110,11 +110,9 @@ describe('worker metrics and logs', () => {
     http = new HttpClient(api.url, account.apiKey);
     db = api.app.get(DataSource);
   });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await worker.close();
-    await api.close();
-  });
+  afterAll(() =>
+    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+  );
 
   it('counts, times and measures the lag of the jobs of every queue', async () => {
     const before = await scrape();

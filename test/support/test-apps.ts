@@ -82,3 +82,20 @@ export async function createAccount(
     .create(`test-account-${process.pid}-${++accountSeq}`, plan, limits);
   return { accountId: account.id, apiKey: key.secret, keyId: key.id };
 }
+
+/**
+ * Runs every closer, in order, whatever the others do, then throws the first failure: an
+ * afterAll that stopped at its first failing close left apps running in the Jest process, and
+ * their relay and sweep worked on the next test file's database.
+ */
+export async function closeAll(closers: Array<() => Promise<unknown> | undefined>): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (err) {
+      failures.push(err);
+    }
+  }
+  if (failures.length) throw failures[0];
+}

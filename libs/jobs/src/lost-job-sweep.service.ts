@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
@@ -26,7 +26,7 @@ type Cursor = { dueAt: string; id: string } | null;
  * pages keep finding lost jobs a pass goes on, so a large loss is recovered at full speed.
  */
 @Injectable()
-export class LostJobSweepService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(LostJobSweepService.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -57,7 +57,8 @@ export class LostJobSweepService implements OnApplicationBootstrap, OnApplicatio
     }, this.config.jobs.sweepIntervalMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the queues close, as the relay stops (OutboxRelayService). */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
   }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { OutboxService } from './outbox.service';
 
@@ -7,7 +7,7 @@ import { OutboxService } from './outbox.service';
  * and enqueue) into BullMQ. Safe with several workers: rows are claimed with SKIP LOCKED.
  */
 @Injectable()
-export class OutboxRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelayService.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -24,7 +24,11 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
     }, this.config.outbox.relayIntervalMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Before the queues close (onApplicationShutdown): a queue's close() can reject (a cluster
+   * mid-failover), and Nest then skips every hook after it; a relay stopped there kept working.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
   }

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
-import { withSpan } from '@app/observability';
+import { within, withSpan } from '@app/observability';
 import { infoOfEachMaster, REDIS, RedisClient } from '@app/redis';
 import { JobDefinition, StagedJob } from './job-definition';
 import { QueueName } from './queue-names';
@@ -14,14 +14,6 @@ const DISPATCH_TIMEOUT_MS = 1_000;
 /** How long a relay pass holds its claimed rows while Redis takes the jobs. */
 const RELAY_ENQUEUE_TIMEOUT_MS = 5_000;
 
-/** Rejects when `work` takes longer than `ms`; the work itself is not cancelled. */
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 /**
  * Rows already enqueued are deleted in batches, one DELETE per FORGET_INTERVAL_MS (or per
  * FORGET_BATCH ids) instead of one per request: that DELETE was a second round trip and a
@@ -182,7 +174,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
     if (!rows.length || this.redisFull) return;
     try {
       await withSpan('outbox enqueue', 'producer', { 'messaging.batch.message_count': rows.length }, () =>
-        withTimeout(this.enqueue(rows), DISPATCH_TIMEOUT_MS, 'outbox dispatch'),
+        within(this.enqueue(rows), DISPATCH_TIMEOUT_MS, 'outbox dispatch'),
       );
       this.forget(rows);
     } catch (err) {
@@ -282,7 +274,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
         [this.config.outbox.relayGraceMs, batchSize],
       );
       if (!rows.length) return 0;
-      await withTimeout(this.enqueue(rows), RELAY_ENQUEUE_TIMEOUT_MS, 'outbox relay');
+      await within(this.enqueue(rows), RELAY_ENQUEUE_TIMEOUT_MS, 'outbox relay');
       await preparedQuery(manager, 'DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       return rows.length;
     });
@@ -294,7 +286,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
    * keep its rows locked until Redis returns.
    */
   private async assertQueuesConnected(): Promise<void> {
-    const clients = await withTimeout(
+    const clients = await within(
       Promise.all(Object.values(this.queues).map((q) => q.client)),
       RELAY_ENQUEUE_TIMEOUT_MS,
       'queue connection',

@@ -4,3 +4,4 @@ export * from './readiness.service';
 export * from './tracing';
 export * from './start-up';
 export * from './shutdown-watchdog';
+export * from './within';

@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { AccountsService, AuthContext } from '@app/access';
 import { limitsFor } from '@app/access';
 import { Auth } from '../gate/auth.decorator';
@@ -10,6 +10,7 @@ class AccountLimits {
   @ApiProperty({ type: 'integer', minimum: 1, example: 1000 }) perDay!: number;
 }
 
+@ApiSchema({ name: 'Account' })
 export class AccountView {
   @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
   @ApiProperty() name!: string;

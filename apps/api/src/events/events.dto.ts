@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { IsOptional } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
@@ -11,6 +11,7 @@ export class ListEventsQuery extends FeedQuery {
   type?: DomainEventType;
 }
 
+@ApiSchema({ name: 'Event' })
 export class EventSchema {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'Increases with time within the account' })
   id!: number;

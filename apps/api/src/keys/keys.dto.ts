@@ -1,20 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsDate,
-  IsIn,
-  IsInt,
-  IsString,
-  Length,
-  Max,
-  Min,
-} from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { SCOPES, Scope } from '@app/database';
 import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
 
+@ApiSchema({ name: 'NewApiKey' })
 export class NewApiKeyDto {
   @ApiProperty({ minLength: 1, maxLength: 100, pattern: SAFE_NAME_PATTERN, example: 'ci deploy' })
   @IsString()
@@ -52,6 +42,7 @@ export class NewApiKeyDto {
   expiresAt?: Date;
 }
 
+@ApiSchema({ name: 'RotateApiKey' })
 export class RotateApiKeyDto {
   @ApiPropertyOptional({
     type: 'integer',
@@ -67,6 +58,7 @@ export class RotateApiKeyDto {
   gracePeriodSeconds?: number;
 }
 
+@ApiSchema({ name: 'ApiKey' })
 export class ApiKeySchema {
   @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
   @ApiProperty() name!: string;
@@ -85,6 +77,7 @@ export class ApiKeySchema {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
 }
 
+@ApiSchema({ name: 'IssuedApiKey' })
 export class IssuedApiKeySchema extends ApiKeySchema {
   @ApiProperty({ description: 'The secret: shown once, never again' }) secret!: string;
 }

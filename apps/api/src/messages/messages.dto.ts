@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, ValidateBy } from 'class-validator';
 import { IsOptional } from '@app/errors';
 import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/database';
@@ -22,6 +22,7 @@ function IsMessageText(): PropertyDecorator {
   });
 }
 
+@ApiSchema({ name: 'NewMessage' })
 export class NewMessageDto {
   @ApiProperty({
     description: 'Text to send',
@@ -54,6 +55,7 @@ export class ListMessagesQueryDto extends IntersectionType(PageLimit, FeedOrderQ
 }
 
 /** The interface's Message result: what POST /messages answers. */
+@ApiSchema({ name: 'Message' })
 export class MessageSchema {
   @ApiProperty({
     description: 'Identifier of the created message',
@@ -77,6 +79,7 @@ export class MessageSchema {
   createdAt!: string;
 }
 
+@ApiSchema({ name: 'MessageResult' })
 export class MessageResultSchema {
   @ApiProperty({ type: 'integer', description: 'Length of the text in Unicode characters', example: 17 })
   characters!: number;
@@ -90,6 +93,7 @@ export class MessageResultSchema {
 }
 
 /** A message with its processing state, as GET answers it. */
+@ApiSchema({ name: 'MessageDetail' })
 export class MessageDetailSchema extends MessageSchema {
   @ApiProperty({ type: 'integer', description: 'Processing attempts started so far', example: 1 })
   attempts!: number;

@@ -1,12 +1,14 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '@app/errors';
 
+@ApiSchema({ name: 'ErrorDetail' })
 export class ErrorDetailSchema {
   @ApiProperty({ example: 'categoryId' }) field!: string;
   @ApiProperty({ example: 'must name a category of this account' }) message!: string;
 }
 
 /** The interface's Error model. */
+@ApiSchema({ name: 'Error' })
 export class ErrorSchema {
   @ApiProperty({ enum: ERROR_CODES, enumName: 'ErrorCode', description: 'Machine-readable error code' })
   code!: string;

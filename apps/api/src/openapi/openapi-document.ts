@@ -183,12 +183,11 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
   });
   doc.openapi = '3.0.3';
   delete (doc.info as Json).contact;
-  const out = renameSchemas(doc);
-  (out.components ??= {}).headers = HEADERS;
-  typeEventData(out.components.schemas as Record<string, Json>);
-  (out.components as Json).responses = { ...out.components.responses, ...PRE_GATE_RESPONSES };
+  (doc.components ??= {}).headers = HEADERS;
+  typeEventData(doc.components.schemas as Record<string, Json>);
+  (doc.components as Json).responses = { ...doc.components.responses, ...PRE_GATE_RESPONSES };
 
-  for (const item of Object.values(out.paths) as Json[]) {
+  for (const item of Object.values(doc.paths) as Json[]) {
     for (const method of HTTP_METHODS.filter((m) => item[m])) {
       const op = item[method];
       const sunset = sunsets[op.operationId as string];
@@ -196,15 +195,15 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
       completeOperation(method, op);
     }
   }
-  forbidUnknownRequestFields(out);
-  optionalBodies(out);
-  walkSchemas(out, integerFormats);
-  const schemas = out.components!.schemas as Record<string, Json>;
+  forbidUnknownRequestFields(doc);
+  optionalBodies(doc);
+  walkSchemas(doc, integerFormats);
+  const schemas = doc.components!.schemas as Record<string, Json>;
   const inlined = new Set<string>();
-  walkSchemas(out, (schema) => nullableReferences(schema, schemas, inlined));
-  for (const name of inlined) if (!JSON.stringify(out).includes(`"#/components/schemas/${name}"`)) delete schemas[name];
-  addExamples(out);
-  return out;
+  walkSchemas(doc, (schema) => nullableReferences(schema, schemas, inlined));
+  for (const name of inlined) if (!JSON.stringify(doc).includes(`"#/components/schemas/${name}"`)) delete schemas[name];
+  addExamples(doc);
+  return doc;
 }
 
 function completeOperation(method: string, op: Json): void {
@@ -271,32 +270,6 @@ function uniqueParameters(params: Json[]): Json[] {
     if (!seen || (!seen.description && p.description)) kept.set(key(p), p);
   }
   return [...kept.values()];
-}
-
-/**
- * The interface's model names: `ErrorSchema` -> `Error`, `NewPetDto` -> `NewPet`, `PetView` -> `Pet`
- * (a class-name suffix is dropped unless another schema already has the shorter name).
- */
-function renameSchemas(doc: OpenAPIObject): OpenAPIObject {
-  const names = Object.keys(doc.components?.schemas ?? {});
-  const taken = new Set(names);
-  const renames = new Map<string, string>();
-  for (const name of names) {
-    const short = name.replace(/(Dto|Schema|View)$/, '');
-    if (short !== name && short && !taken.has(short)) {
-      renames.set(name, short);
-      taken.add(short);
-    }
-  }
-  const json = JSON.stringify(doc).replace(/"#\/components\/schemas\/([^"]+)"/g, (ref, name: string) =>
-    renames.has(name) ? `"#/components/schemas/${renames.get(name)}"` : ref,
-  );
-  const out = JSON.parse(json) as OpenAPIObject;
-  const schemas = out.components!.schemas!;
-  out.components!.schemas = Object.fromEntries(
-    Object.entries(schemas).map(([name, schema]) => [renames.get(name) ?? name, schema]),
-  );
-  return out;
 }
 
 /** ApiValidationPipe runs with forbidNonWhitelisted: request bodies (and their nested objects) take no other field. */

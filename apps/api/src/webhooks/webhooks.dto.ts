@@ -1,7 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsString, MaxLength } from 'class-validator';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
 
+@ApiSchema({ name: 'NewWebhook' })
 export class NewWebhookDto {
   @ApiProperty({
     maxLength: 2048,
@@ -31,6 +32,7 @@ export class NewWebhookDto {
   events!: DomainEventType[];
 }
 
+@ApiSchema({ name: 'Webhook' })
 export class WebhookSchema {
   @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
   @ApiProperty() url!: string;
@@ -44,6 +46,7 @@ export class WebhookSchema {
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
 }
 
+@ApiSchema({ name: 'CreatedWebhook' })
 export class CreatedWebhookSchema extends WebhookSchema {
   @ApiProperty({
     example: 'whsec_3q2+7w...',
@@ -52,6 +55,7 @@ export class CreatedWebhookSchema extends WebhookSchema {
   secret!: string;
 }
 
+@ApiSchema({ name: 'Delivery' })
 export class DeliverySchema {
   @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
   @ApiProperty({ type: 'integer', format: 'int64' }) webhookId!: number;

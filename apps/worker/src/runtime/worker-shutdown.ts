@@ -54,7 +54,12 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
   }
 
   private async finishActiveJobs(worker: Worker): Promise<void> {
-    const client = await worker.client;
-    await worker.pause(client.status !== 'ready');
+    // Asking for the client reconnects it, and that rejects while Redis is away (on a cluster:
+    // "None of startup nodes is available" after a failover): then it is away, and nothing waits.
+    const ready = await worker.client.then(
+      (client) => client.status === 'ready',
+      () => false,
+    );
+    await worker.pause(!ready).catch(() => undefined);
   }
 }

@@ -1,0 +1,37 @@
+import { WorkerHost } from '@nestjs/bullmq';
+import { DiscoveryService } from '@nestjs/core';
+import { Worker } from 'bullmq';
+import { AppConfig, loadConfig } from '@app/config';
+import { WorkerShutdown } from './worker-shutdown';
+
+class Host extends WorkerHost {
+  process(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** A worker whose connection cannot be had: on a cluster after a failover, BullMQ's client getter rejects. */
+function workerWithoutRedis() {
+  const calls: string[] = [];
+  const worker = {
+    get client() {
+      return Promise.reject(new Error('None of startup nodes is available'));
+    },
+    pause: (doNotWait: boolean) => (calls.push(`pause(${doNotWait})`), Promise.resolve()),
+    close: (force: boolean) => (calls.push(`close(${force})`), Promise.resolve()),
+  };
+  return { worker: worker as unknown as Worker, calls };
+}
+
+describe('WorkerShutdown', () => {
+  it('closes a worker whose Redis connection cannot be had, without waiting for its jobs', async () => {
+    const { worker, calls } = workerWithoutRedis();
+    const host = new Host();
+    Object.defineProperty(host, 'worker', { get: () => worker });
+    const discovery = { getProviders: () => [{ instance: host }] } as unknown as DiscoveryService;
+    const config = loadConfig({ ...process.env, SHUTDOWN_GRACE_MS: '60000' }) as AppConfig;
+
+    await expect(new WorkerShutdown(discovery, config).beforeApplicationShutdown()).resolves.toBeUndefined();
+    expect(calls).toEqual(['pause(true)', 'close(true)']);
+  });
+});
