@@ -7,7 +7,7 @@ import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
 import { freePort } from './support/free-port';
 import { eventually, HttpClient } from './support/http';
 import { RedisCluster } from './support/redis-cluster';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { TestClock } from './support/test-clock';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -19,6 +19,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
   let cluster: RedisCluster;
   let apis: RunningApi[];
   let worker: INestApplicationContext;
+  let workerEnv: Record<string, string>;
   let receiver: WebhookReceiver;
   let db: DataSource;
 
@@ -31,16 +32,27 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
     };
     apis = await Promise.all([startApi(env), startApi(env)]);
-    worker = await startWorker({ ...env, SWEEP_INTERVAL_MS: '1000' });
+    workerEnv = {
+      ...env,
+      SWEEP_INTERVAL_MS: '1000',
+      // A job the worker held when its master died stays active on the promoted replica until
+      // BullMQ's stalled check returns it (2 x JOB_LOCK_MS; 60 s at the default): short here.
+      JOB_LOCK_MS: '2000',
+      WORKER_STALL_MS: '10000',
+    };
+    worker = await startWorker(workerEnv);
     receiver = await new WebhookReceiver().start();
     db = apis[0].app.get(DataSource);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.close();
-    await Promise.all((apis ?? []).map((a) => a.close()));
-    await receiver?.close();
-    await cluster?.stop();
-  });
+  // Each step whatever the others do: an app left running would work on the next test file's database.
+  afterAll(() =>
+    closeAll([
+      () => worker?.close(),
+      ...(apis ?? []).map((a) => () => a.close()),
+      () => receiver?.close(),
+      () => cluster?.stop(),
+    ]),
+  );
 
   /** Messages and orders of one account, sent through both APIs; their ids. */
   async function sendWork(apiKey: string, count: number) {
@@ -52,8 +64,21 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     return answers.map((r) => r.body.id as string);
   }
 
+  /**
+   * What the orchestrator does with a worker whose liveness fails: restart it. After a failover
+   * BullMQ can leave one queue's blocking connection ended for good (ConsumerWatch); a new
+   * process takes that queue's jobs again.
+   */
+  async function restartWorkerIfNotLive(): Promise<void> {
+    const live = await fetch(`http://127.0.0.1:${worker.get(OpsServerService).port()}/health/live`);
+    if (live.status === 200) return;
+    await worker.close();
+    worker = await startWorker(workerEnv);
+  }
+
   async function expectProcessedOnce(messages: string[]) {
     await eventually(async () => {
+      await restartWorkerIfNotLive();
       const [{ open }] = await db.query(
         `SELECT count(*)::int AS open FROM messages WHERE id = ANY($1) AND status <> 'processed'`,
         [messages],
@@ -186,13 +211,17 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect(messages.length).toBeGreaterThan(20);
     await expectProcessedOnce(messages);
     await eventually(async () => {
+      await restartWorkerIfNotLive();
       const [{ open }] = await db.query(
         `SELECT count(*)::int AS open FROM orders WHERE id = ANY($1) AND NOT complete`,
         [orders],
       );
       return open === 0;
     }, 45_000);
-    await eventually(async () => receiver.requests.length - deliveredBefore >= orders.length, 45_000);
+    await eventually(async () => {
+      await restartWorkerIfNotLive();
+      return receiver.requests.length - deliveredBefore >= orders.length;
+    }, 45_000);
     // Two sweep intervals more: a late duplicate would arrive here.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const events = receiver.requests.slice(deliveredBefore).map((r) => r.headers['petstore-event-id']);

@@ -15,6 +15,7 @@ import { DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
 import { OpsServerService } from './ops/ops-server.service';
 import { QueueDashboardService } from './ops/queue-dashboard.service';
 import { WorkerStateService } from './ops/worker-state.service';
+import { ConsumerWatch } from './runtime/consumer-watch.service';
 import { queueWorkers } from './runtime/queue-workers';
 import { WorkerShutdown } from './runtime/worker-shutdown';
 
@@ -22,7 +23,14 @@ import { WorkerShutdown } from './runtime/worker-shutdown';
  * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
  * declared in its feature (defineJob) and listed here.
  */
-export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverWebhookJob, RetentionJob, AggregateUsageJob];
+export const JOBS = [
+  ProcessMessageJob,
+  FulfilOrderJob,
+  FanOutEventJob,
+  DeliverWebhookJob,
+  RetentionJob,
+  AggregateUsageJob,
+];
 
 /** The worker: the BullMQ runtime over the feature libraries, the outbox relay, the sweep and the ops server; no API. */
 @Module({
@@ -43,6 +51,7 @@ export const JOBS = [ProcessMessageJob, FulfilOrderJob, FanOutEventJob, DeliverW
   providers: [
     ...queueWorkers(JOBS),
     WorkerShutdown,
+    ConsumerWatch,
     ReadinessService,
     OpsServerService,
     QueueDashboardService,

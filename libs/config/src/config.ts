@@ -75,6 +75,7 @@ const schema = z.object({
   JOB_BACKOFF_MS: positiveInt.default(1_000),
   JOB_LOCK_MS: positiveInt.default(30_000),
   SWEEP_INTERVAL_MS: positiveInt.default(30_000),
+  WORKER_STALL_MS: positiveInt.default(120_000),
   WORKER_CONCURRENCY: positiveInt.default(10),
   WORKER_BATCH_SIZE: positiveInt.default(100),
   // Unset: every queue. A worker Deployment per group lets webhooks scale apart from messages.
@@ -252,6 +253,8 @@ export class AppConfig {
     batchSize: number;
     /** The queues whose jobs this worker runs; undefined: all of them. */
     queues?: string[];
+    /** A queue with jobs waiting that this worker has taken none from for this long: liveness fails. */
+    stallMs: number;
   };
   readonly webhooks: {
     timeoutMs: number;
@@ -330,6 +333,7 @@ export class AppConfig {
       sweepIntervalMs: e.SWEEP_INTERVAL_MS,
       batchSize: e.WORKER_BATCH_SIZE,
       queues: e.WORKER_QUEUES?.split(',').map((q) => q.trim()),
+      stallMs: e.WORKER_STALL_MS,
     };
     this.webhooks = {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

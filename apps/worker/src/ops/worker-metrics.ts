@@ -30,6 +30,12 @@ export const jobDuration = new Histogram({
   buckets: JOB_BUCKETS,
 });
 
+export const consumerStalled = new Gauge({
+  name: 'petstore_queue_consumer_stalled',
+  help: 'Whether this worker has stopped taking jobs from a queue that has jobs waiting (1: liveness fails), by queue',
+  labelNames: ['queue'] as const,
+});
+
 export const jobLag = new Histogram({
   name: 'petstore_job_lag_seconds',
   help: 'Time from when a job became due (enqueued, or enqueued plus its delay) to its first processing start',

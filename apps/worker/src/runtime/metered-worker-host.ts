@@ -18,6 +18,12 @@ export abstract class MeteredWorkerHost extends WorkerHost {
   private readonly jobLogger = new Logger('Jobs');
 
   private lastWorkerError?: string;
+  private lastStart?: number;
+
+  /** When this worker last started a job (Unix ms); undefined before its first. ConsumerWatch reads it. */
+  lastJobStartedAt(): number | undefined {
+    return this.lastStart;
+  }
 
   /**
    * BullMQ's own errors (its connection to Redis lost, its run loop failing while closing, a
@@ -35,6 +41,7 @@ export abstract class MeteredWorkerHost extends WorkerHost {
   @OnWorkerEvent('active')
   onJobActive(job: Job): void {
     this.lastWorkerError = undefined;
+    this.lastStart = Date.now();
     // Only the first run: a retry's start also counts its backoff and the failed runs before it.
     if (job.attemptsMade > 0 || !job.processedOn) return;
     const due = job.timestamp + (job.opts.delay ?? 0);

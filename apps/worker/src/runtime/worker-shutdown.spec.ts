@@ -1,10 +1,10 @@
-import { WorkerHost } from '@nestjs/bullmq';
+import { MeteredWorkerHost } from './metered-worker-host';
 import { DiscoveryService } from '@nestjs/core';
 import { Worker } from 'bullmq';
-import { AppConfig, loadConfig } from '@app/config';
+import { loadConfig } from '@app/config';
 import { WorkerShutdown } from './worker-shutdown';
 
-class Host extends WorkerHost {
+class Host extends MeteredWorkerHost {
   process(): Promise<void> {
     return Promise.resolve();
   }
@@ -29,7 +29,7 @@ describe('WorkerShutdown', () => {
     const host = new Host();
     Object.defineProperty(host, 'worker', { get: () => worker });
     const discovery = { getProviders: () => [{ instance: host }] } as unknown as DiscoveryService;
-    const config = loadConfig({ ...process.env, SHUTDOWN_GRACE_MS: '60000' }) as AppConfig;
+    const config = loadConfig({ SHUTDOWN_GRACE_MS: '60000' });
 
     await expect(new WorkerShutdown(discovery, config).beforeApplicationShutdown()).resolves.toBeUndefined();
     expect(calls).toEqual(['pause(true)', 'close(true)']);

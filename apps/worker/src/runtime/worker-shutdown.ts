@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkerHost } from '@nestjs/bullmq';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { Worker } from 'bullmq';
 import { AppConfig } from '@app/config';
 import { CLOSE_BUDGET_MS } from '@app/observability';
+import { workerHosts } from './worker-hosts';
 
 /**
  * Stops the BullMQ workers within SHUTDOWN_GRACE_MS, before @nestjs/bullmq closes them (its
@@ -26,18 +26,7 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
   ) {}
 
   async beforeApplicationShutdown(): Promise<void> {
-    const workers = this.discovery
-      .getProviders()
-      .map((wrapper): unknown => wrapper.instance)
-      .filter((instance): instance is WorkerHost => instance instanceof WorkerHost)
-      // A signal during start-up can come before a host has its worker (the getter throws then).
-      .flatMap((host) => {
-        try {
-          return [host.worker];
-        } catch {
-          return [];
-        }
-      });
+    const workers = workerHosts(this.discovery).map(({ worker }) => worker);
     const finished = await Promise.race([
       Promise.all(workers.map((w) => this.finishActiveJobs(w))).then(() => true),
       sleep(this.config.shutdownGraceMs, false, { ref: false }),

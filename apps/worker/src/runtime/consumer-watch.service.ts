@@ -1,0 +1,81 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryService, ModuleRef } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import { AppConfig } from '@app/config';
+import { within } from '@app/observability';
+import { consumerStalled } from '../ops/worker-metrics';
+import { workerHosts } from './worker-hosts';
+
+/** How long a check waits for a queue's count: no answer means Redis is away, which is no stall. */
+const COUNT_TIMEOUT_MS = 1_000;
+
+/**
+ * Notices a queue consumer that no longer takes jobs: the queue has jobs waiting, Redis answers,
+ * the worker is running and not paused, and it has started none of them for WORKER_STALL_MS.
+ * Seen on a Redis Cluster after a master failover: one worker's blocking connection ended and
+ * BullMQ never reconnected it, so that queue stood still (29 jobs waiting, none active, for
+ * minutes) while the other queues ran. A new process recovers, so liveness fails and the
+ * orchestrator restarts the worker; nothing is lost (the jobs stay queued, the sweep holds the
+ * records). An outage does not count: while Redis does not answer the check, nothing is stalled.
+ */
+@Injectable()
+export class ConsumerWatch implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ConsumerWatch.name);
+  private timer?: NodeJS.Timeout;
+  private checking?: Promise<void>;
+  /** Per queue: since when jobs have been waiting while this worker took none. */
+  private readonly waitingSince = new Map<string, number>();
+  private readonly stalled = new Set<string>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly moduleRef: ModuleRef,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const every = Math.min(5_000, Math.ceil(this.config.jobs.stallMs / 4));
+    this.timer = setInterval(() => {
+      this.checking ??= this.check().finally(() => (this.checking = undefined));
+    }, every).unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.checking;
+  }
+
+  /** The queues this worker has stopped consuming (empty: live). */
+  stalledQueues(): string[] {
+    return [...this.stalled];
+  }
+
+  async check(): Promise<void> {
+    // Date.now(), as MeteredWorkerHost stamps each job's start.
+    const now = Date.now();
+    for (const { host, worker } of workerHosts(this.discovery)) {
+      const queue = worker.name;
+      const waiting =
+        worker.isRunning() && !worker.isPaused() && !worker.closing
+          ? await within(
+              this.moduleRef.get<Queue>(getQueueToken(queue), { strict: false }).getWaitingCount(),
+              COUNT_TIMEOUT_MS,
+            ).catch(() => 0)
+          : 0;
+      const since = Math.max(this.waitingSince.get(queue) ?? now, host.lastJobStartedAt() ?? 0);
+      if (!waiting) this.waitingSince.delete(queue);
+      else this.waitingSince.set(queue, since);
+      const stalled = waiting > 0 && now - since >= this.config.jobs.stallMs;
+      if (stalled && !this.stalled.has(queue)) {
+        this.logger.error(
+          { queue, waiting, stallMs: this.config.jobs.stallMs },
+          'queue consumer stalled: jobs wait and this worker takes none; liveness fails so the worker is restarted',
+        );
+      }
+      if (stalled) this.stalled.add(queue);
+      else this.stalled.delete(queue);
+      consumerStalled.set({ queue }, stalled ? 1 : 0);
+    }
+  }
+}
