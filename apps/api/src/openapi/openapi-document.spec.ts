@@ -9,6 +9,7 @@ import {
   ApiOperation,
   ApiProperty,
   ApiPropertyOptional,
+  ApiSchema,
   ApiTags,
 } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
@@ -18,14 +19,17 @@ import { PageQuery } from '../common/pagination';
 import { ApiErrors } from './api-errors.decorator';
 import { buildOpenApiDocument } from './openapi-document';
 
+@ApiSchema({ name: 'NewThing' })
 class NewThingDto {
   @ApiProperty({ maxLength: 10 }) @IsString() name!: string;
 }
 
+@ApiSchema({ name: 'ThingResult' })
 class ThingResultView {
   @ApiProperty() size!: number;
 }
 
+@ApiSchema({ name: 'Thing' })
 class ThingView {
   @ApiProperty({ format: 'int64' }) id!: number;
   @ApiProperty() name!: string;
