@@ -4,8 +4,12 @@ import { ModuleRef } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import { Cluster, RedisOptions } from 'ioredis';
 import { AppConfig } from '@app/config';
+import { within } from '@app/observability';
 import { connectRedis, redisOptions, watchErrors } from '@app/redis';
 import { QueueName } from './queue-names';
+
+/** How long closing waits for the cluster's QUIT before dropping the connections. */
+const QUIT_WAIT_MS = 1_000;
 
 /** What BullMQ connects with: options (one node: a connection per queue) or a shared cluster client. */
 export const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
@@ -45,7 +49,8 @@ export class SharedQueueConnection implements OnApplicationShutdown {
       this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
     );
     await Promise.allSettled(queues.map((queue) => queue.close()));
-    if (this.connection.status === 'ready') await this.connection.quit().catch(() => undefined);
+    // Bounded: a node left half-failed-over may never answer QUIT, and shutdown must end.
+    if (this.connection.status === 'ready') await within(this.connection.quit(), QUIT_WAIT_MS).catch(() => undefined);
     this.connection.disconnect();
   }
 }

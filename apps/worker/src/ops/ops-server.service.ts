@@ -2,7 +2,6 @@ import { createServer, Server } from 'node:http';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { metricsText, ReadinessService, unreachable } from '@app/observability';
-import { ConsumerWatch } from '../runtime/consumer-watch.service';
 import { QUEUE_DASHBOARD_PATH, QueueDashboardService } from './queue-dashboard.service';
 
 /**
@@ -18,7 +17,6 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
     private readonly config: AppConfig,
     private readonly readiness: ReadinessService,
     private readonly dashboard: QueueDashboardService,
-    private readonly consumers: ConsumerWatch,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -52,18 +50,8 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
   private async answer(url: string): Promise<{ status: number; type: string; body: string }> {
     const json = (status: number, body: unknown) => ({ status, type: 'application/json', body: JSON.stringify(body) });
     switch (url.split('?')[0]) {
-      case '/health/live': {
-        // Not a dependency check (an outage must not turn into restarts): a consumer that a new process would fix.
-        const stalled = this.consumers.stalledQueues();
-        return stalled.length
-          ? json(503, {
-              code: 'service_unavailable',
-              message: 'Not live: a queue consumer takes no jobs',
-              status: 503,
-              details: stalled.map((queue) => ({ field: queue, message: 'stalled' })),
-            })
-          : json(200, { status: 'ok' });
-      }
+      case '/health/live':
+        return json(200, { status: 'ok' });
       case '/health/ready': {
         // Both: without either it does no work. Not behind a Service, so readiness only holds a
         // rollout back (a new worker that cannot work does not replace one that can).
