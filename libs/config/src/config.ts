@@ -253,7 +253,7 @@ export class AppConfig {
     batchSize: number;
     /** The queues whose jobs this worker runs; undefined: all of them. */
     queues?: string[];
-    /** A queue with jobs waiting that this worker has taken none from for this long: liveness fails. */
+    /** A queue with jobs waiting that this worker has taken none from for this long is reported stalled. */
     stallMs: number;
   };
   readonly webhooks: {

@@ -32,7 +32,7 @@ export const jobDuration = new Histogram({
 
 export const consumerStalled = new Gauge({
   name: 'petstore_queue_consumer_stalled',
-  help: 'Whether this worker has stopped taking jobs from a queue that has jobs waiting (1: liveness fails), by queue',
+  help: 'Whether this worker has stopped taking jobs from a queue that has jobs waiting (1: stalled), by queue',
   labelNames: ['queue'] as const,
 });
 

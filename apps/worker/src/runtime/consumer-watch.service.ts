@@ -48,11 +48,6 @@ export class ConsumerWatch implements OnApplicationBootstrap, OnApplicationShutd
     await this.checking;
   }
 
-  /** The queues this worker has stopped consuming. */
-  stalledQueues(): string[] {
-    return [...this.stalled];
-  }
-
   async check(): Promise<void> {
     // Date.now(), as MeteredWorkerHost stamps each job's start.
     const now = Date.now();

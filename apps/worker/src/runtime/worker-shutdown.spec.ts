@@ -1,14 +1,7 @@
-import { MeteredWorkerHost } from './metered-worker-host';
-import { DiscoveryService } from '@nestjs/core';
 import { Worker } from 'bullmq';
 import { loadConfig } from '@app/config';
+import { discoveryOf } from './worker-hosts.fake';
 import { WorkerShutdown } from './worker-shutdown';
-
-class Host extends MeteredWorkerHost {
-  process(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** A worker whose connection cannot be had: on a cluster after a failover, BullMQ's client getter rejects. */
 function workerWithoutRedis() {
@@ -26,9 +19,7 @@ function workerWithoutRedis() {
 describe('WorkerShutdown', () => {
   it('closes a worker whose Redis connection cannot be had, without waiting for its jobs', async () => {
     const { worker, calls } = workerWithoutRedis();
-    const host = new Host();
-    Object.defineProperty(host, 'worker', { get: () => worker });
-    const discovery = { getProviders: () => [{ instance: host }] } as unknown as DiscoveryService;
+    const { discovery } = discoveryOf(worker);
     const config = loadConfig({ SHUTDOWN_GRACE_MS: '60000' });
 
     await expect(new WorkerShutdown(discovery, config).beforeApplicationShutdown()).resolves.toBeUndefined();
