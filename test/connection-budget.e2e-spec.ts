@@ -2,7 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient, HttpResponse } from './support/http';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 /** Every job the sweep of the workers in this process gave back so far, all sources. */
@@ -28,11 +28,9 @@ describe('two APIs and two workers on a small connection budget', () => {
     receiver = await new WebhookReceiver().start();
     db = apis[0].app.get(DataSource);
   });
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => w.close()));
-    await Promise.all(apis.map((a) => a.close()));
-    await receiver.close();
-  });
+  afterAll(() =>
+    closeAll([...workers.map((w) => () => w.close()), ...apis.map((a) => () => a.close()), () => receiver?.close()]),
+  );
 
   it('answers everything, does each message, order and delivery once, and the sweep gives back nothing', async () => {
     const { apiKey } = await createAccount(apis[0], 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });

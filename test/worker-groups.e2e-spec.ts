@@ -2,7 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { eventually, HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 
 const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'main.js');
 
@@ -16,10 +16,7 @@ describe('worker groups (WORKER_QUEUES)', () => {
     const { apiKey } = await createAccount(api);
     http = new HttpClient(api.url, apiKey);
   });
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => w.close()));
-    await api.close();
-  });
+  afterAll(() => closeAll([...workers.map((w) => () => w.close()), () => api?.close()]));
 
   it('runs only the listed queues: a webhooks worker leaves messages queued, a messages worker processes them', async () => {
     // No sweep in the way: only the queue workers are under test.
