@@ -2,6 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient, HttpResponse } from './support/http';
+import { OwnStores } from './support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -18,18 +19,31 @@ describe('two APIs and two workers on a small connection budget', () => {
   let workers: INestApplicationContext[];
   let receiver: WebhookReceiver;
   let db: DataSource;
+  let stores: OwnStores;
 
   beforeAll(async () => {
+    // Its own stores: the sweep must find nothing to give back, whatever other files left open.
+    stores = await OwnStores.start('connection_budget');
     // The receiver is on loopback.
-    const api = { DATABASE_POOL_SIZE: '3', ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
+    const api = { ...stores.env, DATABASE_POOL_SIZE: '3', ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
     apis = await Promise.all([startApi(api), startApi(api)]);
-    const small = { WORKER_DATABASE_POOL_SIZE: '2', SWEEP_INTERVAL_MS: '500', ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
+    const small = {
+      ...stores.env,
+      WORKER_DATABASE_POOL_SIZE: '2',
+      SWEEP_INTERVAL_MS: '500',
+      ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    };
     workers = await Promise.all([startWorker(small), startWorker(small)]);
     receiver = await new WebhookReceiver().start();
     db = apis[0].app.get(DataSource);
   });
   afterAll(() =>
-    closeAll([...workers.map((w) => () => w.close()), ...apis.map((a) => () => a.close()), () => receiver?.close()]),
+    closeAll([
+      ...workers.map((w) => () => w.close()),
+      ...apis.map((a) => () => a.close()),
+      () => receiver?.close(),
+      () => stores?.stop(),
+    ]),
   );
 
   it('answers everything, does each message, order and delivery once, and the sweep gives back nothing', async () => {

@@ -1,8 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { startLoad } from './support/load';
-import { freePort } from '../support/free-port';
+import { startRedisServer } from '../support/own-stores';
 import { createAccount, ServiceProcess, stopAll } from './support/service-process';
 
 const databaseUrl = process.env.DATABASE_URL as string;
@@ -11,7 +9,7 @@ const MESSAGES = 12_000;
 const MAXMEMORY = '8mb';
 
 describe('faults: a backlog that reaches Redis maxmemory (noeviction)', () => {
-  let redis: ChildProcess | undefined;
+  let redis: Awaited<ReturnType<typeof startRedisServer>> | undefined;
   let redisUrl: string;
   let api: ServiceProcess | undefined;
   let worker: ServiceProcess | undefined;
@@ -21,21 +19,8 @@ describe('faults: a backlog that reaches Redis maxmemory (noeviction)', () => {
 
   beforeAll(async () => {
     // Its own Redis: maxmemory is server-wide, and the shared one must not be touched.
-    const port = await freePort();
-    redis = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'].concat([
-        '--maxmemory',
-        MAXMEMORY,
-        '--maxmemory-policy',
-        'noeviction',
-      ]),
-      { stdio: 'ignore' },
-    );
-    redisUrl = `redis://127.0.0.1:${port}/0`;
-    const probe = new Redis(redisUrl, { retryStrategy: (n) => (n < 50 ? 100 : null) });
-    await probe.ping();
-    probe.disconnect();
+    redis = await startRedisServer(['--maxmemory', MAXMEMORY, '--maxmemory-policy', 'noeviction']);
+    redisUrl = redis.url;
     ({ apiKey, accountId } = await createAccount(databaseUrl, 'faults redis ceiling'));
     api = await ServiceProcess.start('api', { REDIS_URL: redisUrl });
     db = new Client({ connectionString: databaseUrl });
@@ -43,7 +28,7 @@ describe('faults: a backlog that reaches Redis maxmemory (noeviction)', () => {
   });
   afterAll(async () => {
     await stopAll([api, worker]);
-    redis?.kill('SIGKILL');
+    redis?.stop();
     await db?.end();
   });
 
