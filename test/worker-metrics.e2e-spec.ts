@@ -8,13 +8,15 @@ import { AppConfig } from '@app/config';
 import { PinoNestLogger, rootLogger } from '@app/observability';
 import { QueueName } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
+import { OwnStores } from './support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const LOG_FILE = join(__dirname, 'artifacts', 'worker-metrics.log');
-const ENV = {
+/** Completed with DATABASE_URL and REDIS_URL of the file's own stores in beforeAll. */
+const ENV: Record<string, string> = {
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
   WEBHOOK_BACKOFF_MS: '100',
   // A receiver that always fails is given up within a second or so.
@@ -64,6 +66,7 @@ describe('worker metrics and logs', () => {
   let http: HttpClient;
   let db: DataSource;
   const receivers: WebhookReceiver[] = [];
+  let stores: OwnStores;
 
   async function scrape(app = worker): Promise<Scrape> {
     const res = await fetch(`http://127.0.0.1:${app.get(OpsServerService).port()}/metrics`);
@@ -102,6 +105,9 @@ describe('worker metrics and logs', () => {
 
   beforeAll(async () => {
     await rm(LOG_FILE, { force: true });
+    // Its own stores: the sweep's counts are this file's alone, whatever other files left open.
+    stores = await OwnStores.start('worker_metrics');
+    Object.assign(ENV, stores.env);
     api = await startApi(ENV);
     worker = await startWorker(ENV);
     // As apps/worker/src/main.ts does: the worker's log lines go to its JSON log.
@@ -111,7 +117,12 @@ describe('worker metrics and logs', () => {
     db = api.app.get(DataSource);
   });
   afterAll(() =>
-    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+    closeAll([
+      () => Promise.all(receivers.map((r) => r.close())),
+      () => worker?.close(),
+      () => api?.close(),
+      () => stores?.stop(),
+    ]),
   );
 
   it('counts, times and measures the lag of the jobs of every queue', async () => {
