@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
 import type { AppConfig } from '@app/config';
+import { LearningCluster } from './learning-cluster';
 import { watchErrors } from './redis-errors';
 
 /** A client of one node (REDIS_URL) or of a cluster (REDIS_CLUSTER_NODES): the same commands. */
@@ -39,17 +40,21 @@ export function connectRedis(
   if (!target.redisCluster) return new Redis({ ...redisOptions(target.redisUrl), ...options });
   const { nodes, username, password, tls } = target.redisCluster;
   const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, ...perNode } = options;
-  return new Cluster(nodes, {
-    redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
-    enableOfflineQueue,
-    enableAutoPipelining,
-    autoPipeliningIgnoredCommands,
-    clusterRetryStrategy: reconnectDelay,
-    // A failover takes the cluster's node timeout and more: commands wait across it, not fail.
-    retryDelayOnClusterDown: 300,
-    retryDelayOnFailover: 200,
-    ...cluster,
-  });
+  // A copy of the seeds: the client grows its list of startup nodes as it learns the cluster.
+  return new LearningCluster(
+    nodes.map(({ host, port }) => ({ host, port })),
+    {
+      redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
+      enableOfflineQueue,
+      enableAutoPipelining,
+      autoPipeliningIgnoredCommands,
+      clusterRetryStrategy: reconnectDelay,
+      // A failover takes the cluster's node timeout and more: commands wait across it, not fail.
+      retryDelayOnClusterDown: 300,
+      retryDelayOnFailover: 200,
+      ...cluster,
+    },
+  );
 }
 
 /**
