@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AccessModule } from '@app/access';
 import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
@@ -33,6 +33,8 @@ import { MetricsServerService } from './metrics/metrics-server.service';
 @Module({
   imports: [
     ConfigModule,
+    // PublicPaths finds the @PublicGet routes.
+    DiscoveryModule,
     DatabaseModule.forRoot('api'),
     RedisModule,
     JobsModule.register('producer'),

@@ -14,11 +14,14 @@ import {
 import { consoleAssets, consoleDirectory } from './console/console-assets';
 import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
+import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
-/** Paths that need no API key and are not rate-limited. */
-export const PUBLIC_PATHS = /^\/(health\/(live|ready)|openapi\.json|v1\/openapi\.json|docs|console)(\/|$)/;
+/** Where the OpenAPI document, its rendering and the console are served: no API key, no rate limit. */
+const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
+const DOCS_PATH = '/docs';
+const CONSOLE_PATH = '/console';
 
 /**
  * Users paste keys into /docs ("Authorize"): its policy lets only the page's own scripts run
@@ -45,6 +48,7 @@ const DOCS_CSP = [
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
+  const publicPaths = PublicPaths.of(app, [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH]);
   app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
   app.set('trust proxy', config.trustProxy || false);
   app.set('etag', false);
@@ -74,28 +78,26 @@ export function configureApp(app: NestExpressApplication): INestApplication {
       req: Parameters<RequestGateMiddleware['use']>[0],
       res: Parameters<RequestGateMiddleware['use']>[1],
       next: () => void,
-    ) => (PUBLIC_PATHS.test(req.path) ? next() : gate.use(req, res, next)),
+    ) => (publicPaths.has(req.path) ? next() : gate.use(req, res, next)),
   );
   const document = buildOpenApiDocument(app, configuredSunsets(config));
   app.use(rejectNulInUrl);
   app.use(methodNotAllowed(document));
   app.use(requireJsonContentType);
   app.use(jsonBody(config.bodyLimitBytes));
-  app.setGlobalPrefix('v1', { exclude: ['health/live', 'health/ready'] });
+  app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
-  app.use(['/openapi.json', '/v1/openapi.json'], (_req: unknown, res: { json: (b: unknown) => void }) =>
-    res.json(document),
-  );
-  app.use('/docs', (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
+  app.use(DOCUMENT_PATHS, (_req: unknown, res: { json: (b: unknown) => void }) => res.json(document));
+  app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
   });
-  app.use('/console', consoleAssets(consoleDirectory()));
-  SwaggerModule.setup('docs', app, document, {
+  app.use(CONSOLE_PATH, consoleAssets(consoleDirectory()));
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
     customSiteTitle: 'Pet Store API reference',
-    jsonDocumentUrl: '/openapi.json',
+    jsonDocumentUrl: DOCUMENT_PATHS[0],
     // No badge fetched from validator.swagger.io: the page talks to this origin only.
-    swaggerOptions: { url: '/openapi.json', validatorUrl: null },
+    swaggerOptions: { url: DOCUMENT_PATHS[0], validatorUrl: null },
   });
   return app;
 }

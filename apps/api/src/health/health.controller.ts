@@ -1,7 +1,8 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { ApiError } from '@app/errors';
 import { Readiness, ReadinessService, unreachable } from '@app/observability';
+import { PublicGet } from '../gate/public-routes';
 
 /** Operations endpoints: no API key, no rate limit, outside /v1. */
 @ApiExcludeController()
@@ -9,7 +10,7 @@ import { Readiness, ReadinessService, unreachable } from '@app/observability';
 export class HealthController {
   constructor(private readonly readiness: ReadinessService) {}
 
-  @Get('health/live')
+  @PublicGet('health/live')
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
@@ -19,7 +20,7 @@ export class HealthController {
    * Service and a rollout waits. Redis down is `degraded`, still 200: the API serves without it
    * (per-process limiter, cached keys), and a 503 would take every pod out at once.
    */
-  @Get('health/ready')
+  @PublicGet('health/ready')
   async ready(): Promise<Omit<Readiness, 'ready'>> {
     const r = await this.readiness.check(['postgres']);
     if (!r.ready) {

@@ -1,0 +1,38 @@
+import { Controller } from '@nestjs/common';
+import { PublicGet, PublicPaths, publicRoutesOf } from './public-routes';
+
+@Controller()
+class ProbeController {
+  @PublicGet('health/live')
+  live(): string {
+    return 'ok';
+  }
+
+  notPublic(): string {
+    return 'no';
+  }
+}
+
+describe('public routes', () => {
+  const paths = new PublicPaths(publicRoutesOf([ProbeController]), ['/docs']);
+
+  it('finds the paths of the routes marked @PublicGet, and only those', () => {
+    expect(publicRoutesOf([ProbeController])).toEqual(['/health/live']);
+  });
+
+  it('lets a marked route through with or without a trailing slash', () => {
+    expect(paths.has('/health/live')).toBe(true);
+    expect(paths.has('/health/live/')).toBe(true);
+  });
+
+  it('lets a mount and what lies below it through, not a longer name', () => {
+    expect(paths.has('/docs')).toBe(true);
+    expect(paths.has('/docs/swagger-ui.css')).toBe(true);
+    expect(paths.has('/docsx')).toBe(false);
+  });
+
+  it('gates every other path', () => {
+    for (const path of ['/v1/pets', '/health', '/health/live/x', '/HEALTH/LIVE', '/'])
+      expect(paths.has(path)).toBe(false);
+  });
+});
