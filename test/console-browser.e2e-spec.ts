@@ -5,7 +5,7 @@ import type { Page } from 'puppeteer-core';
 import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -37,12 +37,9 @@ describe('the console (/console) in a real browser', () => {
     await owner.post('/v1/messages', { message: 'hello from the console test' });
     await owner.post('/v1/pets', { name: 'Rex' });
   });
-  afterAll(async () => {
-    await chromium?.close();
-    await worker?.close();
-    await api?.close();
-    await receiver?.close();
-  });
+  afterAll(() =>
+    closeAll([() => chromium?.close(), () => worker?.close(), () => api?.close(), () => receiver?.close()]),
+  );
 
   async function openPage(): Promise<Page> {
     const page = await chromium.browser.newPage();

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { queuePrefix, QueueName } from '@app/jobs';
 import { cli } from './support/cli';
 import { eventually, HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 
 /**
  * A single-node deployment moving to the per-queue key layout (issue 20): the work the old
@@ -21,11 +21,7 @@ describe('upgrading from the old queue key layout', () => {
     redis = new Redis(api.config.redisUrl);
     db = api.app.get(DataSource);
   });
-  afterAll(async () => {
-    await worker?.close();
-    await api.close();
-    redis.disconnect();
-  });
+  afterAll(() => closeAll([() => worker?.close(), () => api?.close(), async () => redis?.disconnect()]));
 
   /**
    * Moves a queue's keys to where the release before queuePrefix kept them, under the prefix

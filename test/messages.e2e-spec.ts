@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { QueueName } from '@app/jobs';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { HttpClient, HttpResponse, eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 import { expectErrorBody } from './support/expect-error';
@@ -33,10 +33,7 @@ describe('messages: durable queued acceptance and processing', () => {
     const { apiKey } = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
     http = new HttpClient(api.url, apiKey);
   });
-  afterAll(async () => {
-    await worker?.close();
-    await api.close();
-  });
+  afterAll(() => closeAll([() => worker?.close(), () => api?.close()]));
 
   const post = (message: unknown) => http.post('/v1/messages', { message });
   const statuses = async (ids: string[]): Promise<Record<string, number>> => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { QueueName } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
 import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
-import { startWorker } from './support/test-apps';
+import { closeAll, startWorker } from './support/test-apps';
 
 const TOKEN = 'queue-dashboard-test-token-0123456789';
 const SCREENSHOTS = join(ARTIFACTS, 'screenshots');
@@ -25,10 +25,7 @@ describe('queue dashboard', () => {
       url = opsUrl(worker);
       chromium = await launchChromium();
     });
-    afterAll(async () => {
-      await chromium?.close();
-      await worker?.close();
-    });
+    afterAll(() => closeAll([() => chromium?.close(), () => worker?.close()]));
 
     it('shows the four queues in Chromium opened once with ?token=, which leaves the address', async () => {
       const page = await chromium.browser.newPage();

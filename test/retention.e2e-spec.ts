@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { QueueName } from '@app/jobs';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 /** Finished records past their retention are removed by the worker's scheduled job (issue 21). */
@@ -28,11 +28,7 @@ describe('retention', () => {
     accountId = account.accountId;
     client = new HttpClient(api.url, account.apiKey);
   });
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => w.close()));
-    await api.close();
-    await receiver.close();
-  });
+  afterAll(() => closeAll([...workers.map((w) => () => w.close()), () => api?.close(), () => receiver?.close()]));
 
   /** Sends messages and waits until they are processed; their ids. */
   async function processedMessages(count: number): Promise<string[]> {

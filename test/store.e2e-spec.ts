@@ -6,7 +6,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { QueueName } from '@app/jobs';
 import { FulfilmentService, FulfilOrderJob, InventoryService, OrdersService } from '@app/store';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 
@@ -30,10 +30,7 @@ describe('store: inventory, orders, fulfilment', () => {
     categoryId = (await http.post('/v1/categories', { name: 'Store dogs' })).body.id;
     db = api.app.get(DataSource);
   });
-  afterAll(async () => {
-    await worker.close();
-    await Promise.all([api.close(), api2.close()]);
-  });
+  afterAll(() => closeAll([() => worker?.close(), () => api?.close(), () => api2?.close()]));
 
   async function newPet(stock?: number, client = http, category = categoryId): Promise<number> {
     const res = await client.post('/v1/pets', { name: `pet ${Math.random()}`, categoryId: category });

@@ -1,7 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '@app/access';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient, HttpResponse } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 import { TestClock } from './support/test-clock';
@@ -40,10 +40,7 @@ describe('usage history (GET /v1/usage)', () => {
     [api, api2] = await Promise.all([startApi(env, { clock }), startApi(env, { clock })]);
     worker = await startWorker(env, { clock });
   });
-  afterAll(async () => {
-    await worker?.close();
-    await Promise.all([api?.close(), api2?.close()]);
-  });
+  afterAll(() => closeAll([() => worker?.close(), () => api?.close(), () => api2?.close()]));
 
   /** An account limited to `perDay` requests a day, with two keys (the second made without a request). */
   async function account(perDay: number, perMinute = 1_000) {

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { EventFanOutService } from '@app/webhooks';
-import { createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
 
@@ -57,11 +57,9 @@ describe('webhooks', () => {
     api = await startApi(ENV);
     worker = await startWorker(ENV);
   });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await worker.close();
-    await api.close();
-  });
+  afterAll(() =>
+    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+  );
 
   it('delivers a subscribed event, signed with the secret, and not the unsubscribed ones', async () => {
     const http = await account();

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { QueueName } from '@app/jobs';
 import { DeliverWebhookJob } from '@app/webhooks';
-import { createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -29,11 +29,9 @@ describe('fair share of webhook deliveries across accounts', () => {
   beforeAll(async () => {
     api = await startApi(ENV);
   });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
-    await worker?.close();
-    await api.close();
-  });
+  afterAll(() =>
+    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+  );
 
   it("delivers another account's webhook within seconds while one account has 500 deliveries pending to a slow receiver", async () => {
     const slow = new WebhookReceiver();

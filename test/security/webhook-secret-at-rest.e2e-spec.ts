@@ -5,7 +5,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConfigError, DEVELOPMENT_SECRET_KEY, loadConfig } from '@app/config';
 import { SecretBoxError, WebhookSecretBox } from '@app/webhooks';
-import { createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
 import { isSignedBy, WebhookReceiver } from '../support/webhook-receiver';
 
@@ -34,11 +34,7 @@ describe('webhook secrets at rest', () => {
     http = new HttpClient(api.url, (await createAccount(api)).apiKey);
     db = api.app.get(DataSource);
   });
-  afterAll(async () => {
-    await receiver?.close();
-    await worker?.close();
-    await api?.close();
-  });
+  afterAll(() => closeAll([() => receiver?.close(), () => worker?.close(), () => api?.close()]));
 
   const stored = async (id: number): Promise<string> =>
     (await db.query('SELECT secret FROM webhooks WHERE id = $1', [id]))[0].secret;
