@@ -40,21 +40,17 @@ export function connectRedis(
   if (!target.redisCluster) return new Redis({ ...redisOptions(target.redisUrl), ...options });
   const { nodes, username, password, tls } = target.redisCluster;
   const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, ...perNode } = options;
-  // A copy of the seeds: the client grows its list of startup nodes as it learns the cluster.
-  return new LearningCluster(
-    nodes.map(({ host, port }) => ({ host, port })),
-    {
-      redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
-      enableOfflineQueue,
-      enableAutoPipelining,
-      autoPipeliningIgnoredCommands,
-      clusterRetryStrategy: reconnectDelay,
-      // A failover takes the cluster's node timeout and more: commands wait across it, not fail.
-      retryDelayOnClusterDown: 300,
-      retryDelayOnFailover: 200,
-      ...cluster,
-    },
-  );
+  return LearningCluster.connect(nodes, {
+    redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
+    enableOfflineQueue,
+    enableAutoPipelining,
+    autoPipeliningIgnoredCommands,
+    clusterRetryStrategy: reconnectDelay,
+    // A failover takes the cluster's node timeout and more: commands wait across it, not fail.
+    retryDelayOnClusterDown: 300,
+    retryDelayOnFailover: 200,
+    ...cluster,
+  });
 }
 
 /**
