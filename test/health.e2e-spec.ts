@@ -21,6 +21,8 @@ describe('health: readiness says what each app can do without', () => {
   /** The outage; the app is closed with its dependencies back (closing without them is the shutdown suite's). */
   const stop = (...proxies: TcpProxy[]) => Promise.all(proxies.map((p) => (cut.add(p), p.stop())));
   const restore = () => Promise.all([...cut].map((p) => (cut.delete(p), p.restart())));
+  /** How long a state may take to show: generous, since CI machines run slow and what counts is that it comes. */
+  const SETTLE_MS = 20_000;
 
   beforeEach(async () => {
     [pg, redis] = await Promise.all([TcpProxy.inFrontOf(databaseUrl), TcpProxy.inFrontOf(redisUrl)]);
@@ -37,7 +39,7 @@ describe('health: readiness says what each app can do without', () => {
       api = await startApi({ DATABASE_URL: pg.url, REDIS_URL: redis.url });
       anon = new HttpClient(api.url);
       // Just started: its clients may still be connecting through the proxies.
-      await eventually(async () => (await anon.get('/health/ready')).body?.status === 'ok');
+      await eventually(async () => (await anon.get('/health/ready')).body?.status === 'ok', SETTLE_MS);
     });
     afterEach(async () => {
       await restore();
@@ -49,7 +51,7 @@ describe('health: readiness says what each app can do without', () => {
       const res = await eventually(async () => {
         const r = await anon.get('/health/ready');
         return r.body?.status === 'degraded' ? r : null;
-      });
+      }, SETTLE_MS);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ status: 'degraded', checks: { postgres: 'up', redis: 'down' } });
     });
@@ -68,7 +70,7 @@ describe('health: readiness says what each app can do without', () => {
       await stop(pg);
       expect((await anon.get('/health/ready')).status).toBe(503);
       await restore();
-      await eventually(async () => (await anon.get('/health/ready')).status === 200, 15_000);
+      await eventually(async () => (await anon.get('/health/ready')).status === 200, SETTLE_MS);
     });
 
     it('keeps liveness at 200 whatever its dependencies', async () => {
@@ -82,7 +84,7 @@ describe('health: readiness says what each app can do without', () => {
       expect(await dependencyUp(api.metricsUrl, 'postgres')).toBe('1');
       expect(await dependencyUp(api.metricsUrl, 'redis')).toBe('1');
       await stop(redis);
-      await eventually(async () => (await dependencyUp(api.metricsUrl, 'redis')) === '0');
+      await eventually(async () => (await dependencyUp(api.metricsUrl, 'redis')) === '0', SETTLE_MS);
       expect(await dependencyUp(api.metricsUrl, 'postgres')).toBe('1');
     });
   });
@@ -96,12 +98,12 @@ describe('health: readiness says what each app can do without', () => {
       worker = await startWorker({ DATABASE_URL: pg.url, REDIS_URL: redis.url });
       opsUrl = `http://127.0.0.1:${worker.get(OpsServerService).port()}`;
       ops = new HttpClient(opsUrl);
-      await eventually(async () => (await ops.get('/health/ready')).status === 200);
+      await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
     });
     afterEach(async () => {
       await restore();
       // Closed while BullMQ's connections are still coming back, a connection emits an error nobody listens to.
-      await eventually(async () => (await ops.get('/health/ready')).status === 200, 15_000);
+      await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
       await worker.close();
     });
 
@@ -110,7 +112,7 @@ describe('health: readiness says what each app can do without', () => {
       const res = await eventually(async () => {
         const r = await ops.get('/health/ready');
         return r.status === 503 ? r : null;
-      });
+      }, SETTLE_MS);
       expect(res.body).toMatchObject({
         code: 'service_unavailable',
         details: [{ field: 'redis', message: 'unreachable' }],
