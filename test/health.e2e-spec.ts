@@ -1,5 +1,10 @@
+import { getQueueToken } from '@nestjs/bullmq';
 import { INestApplicationContext } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import { QueueName } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
+import { workerHosts } from '../apps/worker/src/runtime/worker-hosts';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
@@ -100,10 +105,23 @@ describe('health: readiness says what each app can do without', () => {
       ops = new HttpClient(opsUrl);
       await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
     });
+    /**
+     * Every BullMQ client of the worker connected again. Readiness asks another client, which can
+     * be back first; a worker closed while its queue clients were still reconnecting once left a
+     * "Connection is closed." rejection that failed the next test (CI, 2026-11-25).
+     */
+    const queueClientsReady = async () => {
+      const clients = await Promise.all([
+        ...Object.values(QueueName).map((q) => worker.get<Queue>(getQueueToken(q), { strict: false }).client),
+        ...workerHosts(worker.get(DiscoveryService)).map(({ worker: w }) => w.client),
+      ]);
+      return clients.every((client) => client.status === 'ready');
+    };
+
     afterEach(async () => {
       await restore();
-      // Closed while BullMQ's connections are still coming back, a connection emits an error nobody listens to.
       await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
+      await eventually(queueClientsReady, SETTLE_MS);
       await worker.close();
     });
 
