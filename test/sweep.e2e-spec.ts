@@ -13,14 +13,10 @@ describe('lost-job sweep with two workers', () => {
   let db: DataSource;
   let workers: INestApplicationContext[] = [];
   let stores: OwnStores;
-  // Rows become due for the sweep this soon, and it passes this often: a backlog in hand is
-  // checked many times over while the test runs.
-  let sweepEnv: Record<string, string>;
 
   beforeAll(async () => {
     // Its own stores: what the sweep gives back is this file's alone, whatever other files left open.
     stores = await OwnStores.start('sweep');
-    sweepEnv = { ...stores.env, SWEEP_INTERVAL_MS: '200' };
     api = await startApi(stores.env);
     db = api.app.get(DataSource);
   });
@@ -31,7 +27,10 @@ describe('lost-job sweep with two workers', () => {
   afterAll(() => closeAll([() => api?.close(), () => stores?.stop()]));
 
   const startTwo = async () => {
-    workers = await Promise.all([startWorker(sweepEnv), startWorker(sweepEnv)]);
+    // Rows become due for the sweep this soon, and it passes this often: a backlog in hand is
+    // checked many times over while the test runs.
+    const env = { ...stores.env, SWEEP_INTERVAL_MS: '200' };
+    workers = await Promise.all([startWorker(env), startWorker(env)]);
   };
   const processedOnce = async (ids: string[]) => {
     const rows: { n: number }[] = await db.query(

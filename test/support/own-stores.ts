@@ -26,6 +26,24 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<{ url:
   return { url, stop: () => child.kill('SIGKILL') };
 }
 
+/** Drops the database `databaseUrl` names, if it exists, whoever is connected to it. */
+async function dropDatabase(databaseUrl: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const admin = new Client({ connectionString: maintenanceUrl(databaseUrl) });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A test database made afresh: dropped, created and migrated. */
+export async function recreateDatabase(databaseUrl: string): Promise<void> {
+  await dropDatabase(databaseUrl);
+  await migrate(loadConfig({ ...process.env, DATABASE_URL: databaseUrl }));
+}
+
 /**
  * A migrated Postgres database (on the shared server) and a Redis server of one test file's
  * own, for tests that count what the lost-job sweep gives back. The shared test database holds
@@ -45,25 +63,13 @@ export class OwnStores {
     const database = `${shared.pathname.slice(1)}_${name}`;
     shared.pathname = `/${database}`;
     const databaseUrl = shared.toString();
-    await OwnStores.drop(databaseUrl);
-    await migrate(loadConfig({ ...process.env, DATABASE_URL: databaseUrl }));
+    await recreateDatabase(databaseUrl);
     const redis = await startRedisServer();
     return new OwnStores({ DATABASE_URL: databaseUrl, REDIS_URL: redis.url }, redis);
   }
 
   async stop(): Promise<void> {
     this.redis.stop();
-    await OwnStores.drop(this.env.DATABASE_URL);
-  }
-
-  private static async drop(databaseUrl: string): Promise<void> {
-    const name = new URL(databaseUrl).pathname.slice(1);
-    const admin = new Client({ connectionString: maintenanceUrl(databaseUrl) });
-    await admin.connect();
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    } finally {
-      await admin.end();
-    }
+    await dropDatabase(this.env.DATABASE_URL);
   }
 }

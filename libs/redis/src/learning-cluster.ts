@@ -25,7 +25,7 @@ export class LearningCluster extends Cluster {
     this.on('refresh', () => this.learn());
   }
 
-  static connect(seeds: Address[], options: ClusterOptions): LearningCluster {
+  static fromSeeds(seeds: Address[], options: ClusterOptions): LearningCluster {
     return new LearningCluster(
       seeds.map(({ host, port }) => ({ host, port })),
       seeds.length,

@@ -40,7 +40,7 @@ export function connectRedis(
   if (!target.redisCluster) return new Redis({ ...redisOptions(target.redisUrl), ...options });
   const { nodes, username, password, tls } = target.redisCluster;
   const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, ...perNode } = options;
-  return LearningCluster.connect(nodes, {
+  return LearningCluster.fromSeeds(nodes, {
     redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
     enableOfflineQueue,
     enableAutoPipelining,

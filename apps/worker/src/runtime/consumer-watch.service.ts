@@ -15,8 +15,10 @@ const COUNT_TIMEOUT_MS = 1_000;
  * the worker is running and not paused, and it has started none of them for WORKER_STALL_MS.
  * Seen on a Redis Cluster after two masters were killed in turn (about 1 run in 10 of the
  * failover test): the webhooks queue kept 29 jobs waiting and none active for minutes while the
- * other queues ran, and a freshly started worker took none of them either, so a restart is no
- * cure and liveness stays 200. Reported instead: one error line,
+ * other queues ran. The likely cause, a blocking client that could only start again from seeds
+ * since killed, is fixed (LearningCluster in libs/redis), but not proven the only one; a worker
+ * restarted with the same dead seeds could not connect either, so liveness stays 200 and the
+ * stall is reported instead: one error line,
  * petstore_queue_consumer_stalled{queue} = 1 and its alert. Nothing is lost meanwhile (the jobs
  * stay queued, their records open). An outage is no stall: while Redis does not answer the check,
  * nothing is reported.
