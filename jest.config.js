@@ -27,6 +27,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/service/**/*.service-spec.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       setupFiles: ['<rootDir>/test/setup/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/file-stores.ts'],
     },
     {
       ...common,
@@ -34,6 +35,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       setupFiles: ['<rootDir>/test/setup/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/file-stores.ts'],
     },
   ],
 };

@@ -7,6 +7,7 @@ import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { describeWithChromium } from './support/external-binary';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const VIEWS = [
@@ -17,7 +18,7 @@ const VIEWS = [
 ];
 
 /** /console in Debian's Chromium, as a person uses it: a pasted key, then the views. */
-describe('the console (/console) in a real browser', () => {
+describeWithChromium('the console (/console) in a real browser', () => {
   let api: RunningApi;
   let worker: INestApplicationContext;
   let chromium: Chromium;

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { HttpClient } from './support/http';
 import { RunningApi, startApi } from './support/test-apps';
+import { describeWithChromium } from './support/external-binary';
 
 /** /docs rendered by a real browser (Debian's Chromium, headless): swagger-ui shows every operation. */
-describe('/docs in a real browser', () => {
+describeWithChromium('/docs in a real browser', () => {
   let api: RunningApi;
   let chromium: Chromium;
 

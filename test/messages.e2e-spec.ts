@@ -237,7 +237,7 @@ describe('messages: durable queued acceptance and processing', () => {
     const failed = await eventually(async () => {
       const r = await http.get(`/v1/messages/${res.body.id}`);
       return r.body.status === 'failed' ? r.body : null;
-    }, 15_000);
+    });
     expect(failed).toEqual(
       expect.objectContaining({
         attempts: ATTEMPTS,

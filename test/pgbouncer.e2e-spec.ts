@@ -4,13 +4,14 @@ import { preparedQuery, TransactionRunner } from '@app/database';
 import { eventually, HttpClient } from './support/http';
 import { PgBouncer } from './support/pgbouncer';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { describeWith } from './support/external-binary';
 
 /**
  * The API and the worker behind a real PgBouncer in transaction mode (Debian's 1.18, which
  * refuses start-up parameters it does not know and has no named-statement support), with
  * DATABASE_TRANSACTION_POOLER=true. Four server connections serve everything.
  */
-describe('PgBouncer in transaction mode', () => {
+describeWith('pgbouncer', 'apt-get install -y pgbouncer')('PgBouncer in transaction mode', () => {
   let bouncer: PgBouncer;
   let api: RunningApi;
   let worker: INestApplicationContext;
@@ -53,7 +54,7 @@ describe('PgBouncer in transaction mode', () => {
     await eventually(async () => {
       const done = await Promise.all(messages.map((r) => http.get(`/v1/messages/${r.body.id}`)));
       return done.every((r) => r.body.status === 'processed');
-    }, 15_000);
+    });
     await eventually(async () => (await http.get(`/v1/store/orders/${order.body.id}`)).body.complete, 15_000);
   });
 

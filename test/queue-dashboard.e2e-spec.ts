@@ -5,6 +5,7 @@ import { QueueName } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
 import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { closeAll, startWorker } from './support/test-apps';
+import { describeWithChromium } from './support/external-binary';
 
 const TOKEN = 'queue-dashboard-test-token-0123456789';
 const SCREENSHOTS = join(ARTIFACTS, 'screenshots');
@@ -15,7 +16,7 @@ function opsUrl(worker: INestApplicationContext): string {
 
 /** bull-board on the worker's ops port, behind QUEUE_DASHBOARD_TOKEN. */
 describe('queue dashboard', () => {
-  describe('with a token configured', () => {
+  describeWithChromium('with a token configured', () => {
     let worker: INestApplicationContext;
     let url: string;
     let chromium: Chromium;

@@ -283,7 +283,7 @@ describe('store: inventory, orders, fulfilment', () => {
     const done = await eventually(async () => {
       const o = (await http.get(`/v1/store/orders/${order.id}`)).body;
       return o.complete ? o : null;
-    }, 8_000);
+    });
     expect(done.shipDate).toBe(shipDate);
     expect((await status(p)).status).toBe('sold');
   });

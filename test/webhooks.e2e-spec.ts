@@ -184,7 +184,7 @@ describe('webhooks', () => {
     const disabled = await eventually(async () => {
       const res = await http.get('/v1/webhooks');
       return res.body.find((w: { id: number; status: string }) => w.id === hook.id && w.status === 'disabled');
-    }, 15_000);
+    });
     expect(disabled.disabledAt).toEqual(expect.any(String));
 
     const events = await http.get('/v1/events?type=webhook.disabled');
@@ -212,7 +212,7 @@ describe('webhooks', () => {
     await eventually(async () => {
       const res = await http.get('/v1/webhooks');
       return res.body.some((w: { id: number; status: string }) => w.id === hook.id && w.status === 'disabled');
-    }, 15_000);
+    });
     const failedAttempts = flaky.requests.length;
 
     answer = 204; // the receiver is back
@@ -226,7 +226,7 @@ describe('webhooks', () => {
     const delivered = await eventually(async () => {
       const rows = (await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
       return rows.length === 2 && rows[1].status === 'delivered' ? rows : null;
-    }, 10_000);
+    });
     expect(delivered[0]).toEqual(expect.objectContaining({ status: 'failed', lastStatusCode: 500 }));
     expect(flaky.requests).toHaveLength(failedAttempts + 1);
     expect(JSON.parse(flaky.requests[failedAttempts].body)).toEqual(

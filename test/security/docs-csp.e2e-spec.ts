@@ -1,12 +1,13 @@
 import { Chromium, launchChromium } from '../support/browser';
 import { RunningApi, startApi } from '../support/test-apps';
+import { describeWithChromium } from '../support/external-binary';
 
 /**
  * Finding: /docs, where users paste keys into "Authorize", had no Content-Security-Policy:
  * any script injected into the page (a hostile description, a compromised asset) could read
  * the key and send it anywhere.
  */
-describe('/docs Content-Security-Policy', () => {
+describeWithChromium('/docs Content-Security-Policy', () => {
   let api: RunningApi;
   let chromium: Chromium;
 

@@ -1,8 +1,7 @@
-// Runs in every e2e test file before any import: the test database and Redis db index,
-// never the development ones. Override with TEST_DATABASE_URL / TEST_REDIS_URL.
+// Runs in every e2e test file before any import: the test database (the template each file's own
+// copy is made from, see file-stores.ts), never the development one. Override with TEST_DATABASE_URL.
 process.env.NODE_ENV = 'test';
 process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_test';
-process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'info';
 process.env.LOG_FILE = process.env.TEST_LOG_FILE ?? `${__dirname}/../artifacts/e2e.log`;
 // Each test client sends its own X-Forwarded-For, so anonymous (per-address) limits do not

@@ -77,10 +77,16 @@ export class HttpClient {
   }
 }
 
+/**
+ * How long something expected to happen may take: generous, since a wait that succeeds ends at
+ * once, and a loaded 2-core machine (CI) has made 10 s too short.
+ */
+const EVENTUALLY_MS = 30_000;
+
 /** Polls until check() returns a truthy value or the time runs out (then throws with the last value). */
 export async function eventually<T>(
   check: () => Promise<T>,
-  timeoutMs = 10_000,
+  timeoutMs = EVENTUALLY_MS,
   intervalMs = 100,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
