@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
-import { generateApiKey, KEY_PATTERN } from '@app/access';
+import { KEY_PATTERN } from '@app/access';
+import { unissuedKey } from './support/keys';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';
@@ -60,7 +61,7 @@ describe('API keys, scopes and tenancy', () => {
     it('invalid_api_key for a mistyped key (checksum), an unknown well-formed key and garbage', async () => {
       const k = account.apiKey;
       const typo = k.slice(0, 12) + (k[12] === 'A' ? 'B' : 'A') + k.slice(13);
-      for (const bad of [typo, generateApiKey(), 'pst_short', 'x'.repeat(500)]) {
+      for (const bad of [typo, unissuedKey(), 'pst_short', 'x'.repeat(500)]) {
         const res = await a.get('/v1/account', { key: bad });
         expectErrorBody(res, 401, 'invalid_api_key');
         expectRateLimitHeaders(res);

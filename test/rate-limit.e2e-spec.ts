@@ -10,6 +10,7 @@ import { eventually, HttpClient, HttpResponse } from './support/http';
 import { expectErrorBody, expectRateLimitHeaders } from './support/expect-error';
 import { TcpProxy } from './support/tcp-proxy';
 import { TestClock } from './support/test-clock';
+import { unissuedKey } from './support/keys';
 
 const MINUTE = 60_000;
 /** A chosen UTC minute boundary per test (distinct, so no two tests share a window). */
@@ -240,7 +241,8 @@ describe('per-plan rate limiting', () => {
         expectRateLimitHeaders(res);
       }
 
-      // 503: Postgres unreachable, for a cached key and for one that needs a lookup.
+      // 503: Postgres unreachable, for a key this replica caches, one it knows from the keys shared
+      // in Redis (ro: primed when issued), and one that needs a Postgres lookup.
       const proxy = await TcpProxy.inFrontOf(api.config.databaseUrl);
       const broken = await startApi({ DATABASE_URL: proxy.url });
       try {
@@ -248,7 +250,8 @@ describe('per-plan rate limiting', () => {
         await broken.app.get(AccountsService).get(accountId); // the pool works through the proxy
         expect((await onBroken.get('/v1/keys')).status).toBe(200);
         await proxy.stop();
-        for (const res of [await onBroken.get('/v1/keys'), await onBroken.get('/v1/keys', { key: ro })]) {
+        const keys = [undefined, ro, unissuedKey()];
+        for (const res of await Promise.all(keys.map((key) => onBroken.get('/v1/account', { key })))) {
           expectErrorBody(res, 503, 'service_unavailable');
           expectRateLimitHeaders(res);
         }

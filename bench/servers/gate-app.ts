@@ -17,6 +17,7 @@ import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
+import { RouteTable } from '../../apps/api/src/gate/route-table';
 import { createApiServer } from '../../apps/api/src/http-server';
 import { FIXED_BODY } from './fixed-body';
 
@@ -49,6 +50,16 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   const gate = app.get(RequestGateMiddleware);
+  // The route's policy as the API's document would state it: a read, on the account's budget.
+  const fixed = { operationId: 'fixed', responses: {}, 'x-scope': 'read', 'x-metering': {} };
+  gate.useRoutes(
+    new RouteTable({
+      openapi: '3.0.3',
+      info: { title: 'bench', version: '1' },
+      servers: [{ url: '/v1' }],
+      paths: { '/bench/fixed': { get: fixed } },
+    }),
+  );
   type Req = Parameters<RequestGateMiddleware['use']>[0];
   type Res = Parameters<RequestGateMiddleware['use']>[1];
   const authOnly = (req: Req, res: Res, next: (err?: unknown) => void) =>

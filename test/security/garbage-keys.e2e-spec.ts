@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { ApiKeyAuthenticator, generateApiKey } from '@app/access';
+import { ApiKeyAuthenticator } from '@app/access';
+import { forgedKey, forgedLegacyKey } from '../support/keys';
 import { ANONYMOUS_LIMITS } from '@app/access';
 import { createAccount, RunningApi, startApi } from '../support/test-apps';
 import { HttpClient } from '../support/http';
@@ -43,28 +44,33 @@ describe('garbage keys (made-up keys with a valid checksum)', () => {
   });
   afterAll(() => api.close());
 
-  it('1,000 requests with random keys from one address cost Postgres no more transactions than the address budget', async () => {
-    const client = new HttpClient(api.url);
-    const before = await transactions();
-    const statuses = new Map<number, number>();
-    for (let batch = 0; batch < 10; batch++) {
-      const answers = await Promise.all(
-        Array.from({ length: 100 }, () => client.get('/v1/pets', { key: generateApiKey() })),
-      );
-      for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-    }
-    const spent = (await transactions()) - before;
-    expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
-    // Slack for the measuring queries themselves and background work (readiness checks): ~10.
-    expect(spent).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute + 25);
-  }, 60_000);
+  it.each([
+    ['current', forgedKey],
+    ['pre-tag (legacy)', forgedLegacyKey],
+  ])(
+    '1,000 forged keys in the %s format from one address cost Postgres no transaction',
+    async (_, forge) => {
+      const client = new HttpClient(api.url);
+      const before = await transactions();
+      const statuses = new Map<number, number>();
+      for (let batch = 0; batch < 10; batch++) {
+        const answers = await Promise.all(Array.from({ length: 100 }, () => client.get('/v1/pets', { key: forge() })));
+        for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+      }
+      const spent = (await transactions()) - before;
+      expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
+      // Slack for the measuring queries themselves.
+      expect(spent).toBeLessThanOrEqual(5);
+    },
+    90_000,
+  );
 
   it('an address already refused gets 429 for a random key without a key lookup', async () => {
     const client = new HttpClient(api.url);
     for (let i = 0; i < ANONYMOUS_LIMITS.perMinute; i++) await client.get('/v1/pets');
     let status = 0;
     const lookups = await lookupsDuring(async () => {
-      ({ status } = await client.get('/v1/pets', { key: generateApiKey() }));
+      ({ status } = await client.get('/v1/pets', { key: forgedKey() }));
     });
     expect(status).toBe(429);
     expect(lookups).toBe(0);
@@ -78,7 +84,10 @@ describe('garbage keys (made-up keys with a valid checksum)', () => {
     // addresses): 50,000 HTTP requests would cost this shared machine far more.
     const authenticator = api.app.get(ApiKeyAuthenticator);
     for (let sent = 0; sent <= VERIFIED_CACHE_ENTRIES; sent += 500) {
-      await Promise.all(Array.from({ length: 500 }, () => authenticator.authenticate(generateApiKey())));
+      await Promise.all(Array.from({ length: 500 }, () => authenticator.authenticate(forgedKey())));
+      // A turn of the event loop per batch: the server's keep-alive timers run on time, rather than
+      // all at once as the next request reuses a connection they close (ECONNRESET).
+      await new Promise(setImmediate);
     }
     let status = 0;
     const lookups = await lookupsDuring(async () => ({ status } = await client.get('/v1/account')));

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
-import { generateApiKey, KEY_PREFIX } from '@app/access';
+import { KEY_PREFIX } from '@app/access';
+import { unissuedKey } from '../support/keys';
 import { accessLog } from '@app/observability';
 
 /**
@@ -23,7 +24,7 @@ function logged(url: string, headers: Record<string, string> = {}) {
   return { line: lines[0], requestId: echoed['X-Request-Id'] as string };
 }
 
-const key = generateApiKey();
+const key = unissuedKey();
 const secretPart = key.slice(KEY_PREFIX.length);
 
 describe('X-Request-Id', () => {

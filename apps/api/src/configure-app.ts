@@ -16,6 +16,7 @@ import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-pa
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import { RouteTable } from './gate/route-table';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 /** Where the OpenAPI document, its rendering and the console are served: no API key, no rate limit. */
@@ -81,8 +82,10 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     ) => (publicPaths.has(req.path) ? next() : gate.use(req, res, next)),
   );
   const document = buildOpenApiDocument(app, configuredSunsets(config));
+  const routes = new RouteTable(document);
+  gate.useRoutes(routes);
   app.use(rejectNulInUrl);
-  app.use(methodNotAllowed(document));
+  app.use(methodNotAllowed(routes));
   app.use(requireJsonContentType);
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });

@@ -202,6 +202,16 @@ const COMMANDS: Record<string, Command> = {
         print(values, { revoked: true }, 'key revoked');
       }),
   },
+  'key:legacy-count': {
+    synopsis: '[--json]',
+    summary: 'how many working keys are still in the format issued before tags (rotating one moves it)',
+    options: { ...json },
+    run: (values) =>
+      withApp(async (get) => {
+        const legacyKeys = await get(ApiKeysService).countLegacy();
+        print(values, { legacyKeys }, `${legacyKeys} working key(s) in the old format (rotate them to move them)`);
+      }),
+  },
   'webhook:reseal-secrets': {
     synopsis: '[--json]',
     summary: 'encrypt webhook secrets stored in plain text or under an older WEBHOOK_SECRET_KEYS key',

@@ -25,7 +25,7 @@ export class AccountsService {
   /** Creates the account and its first key (the owner's: it can manage keys) in one transaction. */
   async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: Account; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
-    return this.tx.run(async (tx) => {
+    const created = await this.tx.run(async (tx) => {
       const [account] = await preparedQuery<Account>(
         tx.manager,
         `INSERT INTO accounts (name, plan, limit_per_minute, limit_per_day) VALUES ($1, $2, $3, $4)
@@ -35,6 +35,7 @@ export class AccountsService {
       const key = await this.keys.issue(tx, account.id, { name: 'default', scopes: OWNER_SCOPES });
       return { account, key };
     });
+    return { ...created, key: await this.keys.primed(created.key) };
   }
 
   async setPlan(accountId: number, plan: Plan, limits: AccountLimits = {}): Promise<Account> {

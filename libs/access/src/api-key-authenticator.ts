@@ -1,12 +1,18 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
+import { preparedQuery } from '@app/database';
 import { RedisBroadcast } from '@app/redis';
 import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation, isUsable } from './auth-context';
-import { hashApiKey, isWellFormedApiKey } from './api-key-format';
-import { preparedQuery } from '@app/database';
+import { displayPrefix, hashApiKey, hasValidTag, KeyTags, keyFormat } from './api-key-format';
+import { KeyCache } from './key-cache';
+import { LegacyKeyPrefixes } from './legacy-key-prefixes';
+import { LookupBudget } from './lookup-budget';
+import { SharedKeyMemory } from './shared-key-memory';
 
 interface CacheEntry {
+  accountId: number;
   ctx: AuthContext;
   /** When the load that produced it started (real time). */
   loadedAt: number;
@@ -14,23 +20,21 @@ interface CacheEntry {
   hash: string;
 }
 
+const lookups = new Counter({
+  name: 'petstore_api_key_lookups_total',
+  help: 'Keys this process holds no answer for, by where the answer came from (shape: refused with no I/O)',
+  labelNames: ['answer'] as const,
+});
+
 const MAX_ENTRIES = 50_000;
+/** One account's keys in the cache at most: a tenant with thousands cannot evict the others'. */
+const MAX_ENTRIES_PER_ACCOUNT = 1_000;
 /**
- * Hashes that matched no key, remembered apart from the verified keys so that a flood of
- * made-up keys (anyone can compute a valid checksum) can never push a real key out. Short-lived
- * and dropped by any invalidation naming the hash: a key is random, so one created after its
- * hash was refused is practically impossible, and would wait NEGATIVE_TTL_MS at most.
+ * Hashes of genuine-looking keys that matched no live key, remembered briefly and apart from the
+ * verified keys; dropped by any invalidation naming the hash.
  */
 const MAX_UNKNOWN = 10_000;
 const NEGATIVE_TTL_MS = 5_000;
-/**
- * Hashes of keys Postgres confirmed, kept well past the cache's freshness: a verified key whose
- * entry went stale (AUTH_CACHE_TTL_MS, an invalidation, 1 s while pub/sub is down) is
- * revalidated without charging its client address first. Without this, a busy key behind an
- * address whose anonymous budget was spent got 429s until the address's window reset, once
- * per freshness period. Hashes, not keys: nothing here authenticates anyone.
- */
-const VERIFIED_MEMORY_MS = 60 * 60_000;
 /** While pub/sub is down we cannot hear invalidations: trust the cache this long at most. */
 const UNSUBSCRIBED_TTL_MS = 1_000;
 const LAST_USED_FLUSH_MS = 5_000;
@@ -38,29 +42,31 @@ const LAST_USED_FLUSH_MS = 5_000;
 const SUBSCRIPTION_PROBE_MS = 1_000;
 
 /**
- * Verifies Bearer keys without a Postgres query per request: verified keys are cached in
- * process; revocation, rotation and plan changes are broadcast over Redis pub/sub and drop
- * the entry on every replica at once. Expiry and rotation grace ends need no broadcast: the
- * cached timestamps are checked on every request.
- *
- * The cache is keyed by the presented key itself, so a hit is one Map lookup: the checksum
- * and SHA-256 (a third of the gate's cost, profiled) run only on a miss. The process holds
- * every key it serves while it serves it anyway; it follows that a heap snapshot of the API
- * contains keys in use and must be handled as a secret (docs/keys-and-limits.md).
+ * Verifies Bearer keys, cheapest answer first:
+ * 1. this process's cache, keyed by the presented key (a hit is one Map lookup);
+ * 2. the key's own shape: a bad checksum, a tag that does not verify, or a legacy key whose prefix
+ *    no live legacy key has is refused with no I/O at all;
+ * 3. the verified keys shared in Redis (SharedKeyMemory), so a new replica knows them at once;
+ * 4. Postgres, one lookup per key however many requests wait for it (single-flight), within the
+ *    process's lookup budget (503 beyond it).
+ * Revocation, rotation and plan changes are broadcast over Redis pub/sub and drop entries on
+ * every replica at once; expiry and rotation grace ends are checked on every request.
  *
  * An entry is trusted for AUTH_CACHE_TTL_MS only if it was loaded while the subscription was
- * live (it cannot have missed an invalidation); anything else is revalidated after 1 s, so a
- * pub/sub outage (or a message lost while reconnecting) delays a revocation by 1 s at most.
+ * live (it cannot have missed an invalidation); anything else is revalidated after 1 s. A heap
+ * snapshot of the API holds keys in use and must be handled as a secret (docs/keys-and-limits.md).
  */
 @Injectable()
 export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ApiKeyAuthenticator.name);
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = new KeyCache<CacheEntry>(MAX_ENTRIES, MAX_ENTRIES_PER_ACCOUNT);
   /** Hash of an unknown key -> when it was found unknown (real ms). */
   private readonly unknown = new Map<string, number>();
-  /** Hash of a key Postgres confirmed -> when (real ms). */
-  private readonly verified = new Map<string, number>();
+  /** Lookups under way, by key hash: concurrent first requests of a key share one. */
+  private readonly inflight = new Map<string, Promise<AuthContext | null>>();
   private readonly lastUsed = new Map<number, number>();
+  private readonly tags: KeyTags;
+  private readonly budget: LookupBudget;
   private flushTimer?: NodeJS.Timeout;
   private probeTimer?: NodeJS.Timeout;
   private probing = false;
@@ -73,9 +79,14 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly broadcast: RedisBroadcast,
-  ) {}
+    private readonly shared: SharedKeyMemory,
+    private readonly legacy: LegacyKeyPrefixes,
+  ) {
+    this.tags = new KeyTags(config.apiKeyTagKeys);
+    this.budget = new LookupBudget(config.authLookup.concurrency, config.authLookup.ratePerSecond);
+  }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     // Entries loaded after the subscription is acknowledged cannot have missed a message (the
     // publish follows the commit, which follows their read); earlier ones may have.
     this.broadcast.listen(AUTH_INVALIDATION_CHANNEL, {
@@ -96,11 +107,13 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     this.flushTimer.unref();
     this.probeTimer = setInterval(() => this.checkSubscription(), SUBSCRIPTION_PROBE_MS);
     this.probeTimer.unref();
+    await this.legacy.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.flushTimer);
     clearInterval(this.probeTimer);
+    this.legacy.stop();
     await this.flushLastUsed();
   }
 
@@ -110,11 +123,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     return cached !== undefined ? cached : this.lookUp(token, nowMs);
   }
 
-  /**
-   * The answer for a verified key this process holds, without any I/O (the hot path: one Map
-   * lookup); undefined when only Postgres can tell, which the gate pays for from the client
-   * address's budget first.
-   */
+  /** The answer this process holds, without any I/O (the hot path); undefined when it holds none. */
   cached(token: string, nowMs = Date.now()): AuthContext | null | undefined {
     const entry = this.cache.get(token);
     if (!entry || !this.isFresh(entry)) return undefined;
@@ -122,32 +131,83 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Whether Postgres confirmed this key in the last VERIFIED_MEMORY_MS: its revalidation is the
-   * key's own cost, not its client address's (the gate charges only keys never seen).
+   * Whether the key could be one we issued, from its shape alone (no I/O): a genuine key is judged
+   * by its account; anything else by its client address.
    */
-  wasVerified(token: string): boolean {
-    if (!isWellFormedApiKey(token)) return false;
-    const at = this.verified.get(hashApiKey(token));
-    return at !== undefined && Date.now() - at < VERIFIED_MEMORY_MS;
+  isPlausible(token: string): boolean {
+    const format = keyFormat(token);
+    if (format === 'tagged') return hasValidTag(token, this.tags);
+    return format === 'legacy' && this.legacy.mayExist(displayPrefix(token));
   }
 
-  /** Postgres decides (unless the key is malformed or was found unknown moments ago). */
-  async lookUp(token: string, nowMs = Date.now()): Promise<AuthContext | null> {
-    if (!isWellFormedApiKey(token)) return null;
+  /**
+   * Asks the shared memory, then Postgres, for a plausible key (null for any other). Throws 503
+   * service_unavailable when the process's lookup budget is spent, or Postgres's error.
+   */
+  lookUp(token: string, nowMs = Date.now()): Promise<AuthContext | null> {
+    if (!this.isPlausible(token)) {
+      lookups.inc({ answer: 'shape' });
+      return Promise.resolve(null);
+    }
     const hash = hashApiKey(token);
     const refusedAt = this.unknown.get(hash);
-    if (refusedAt !== undefined && Date.now() - refusedAt < NEGATIVE_TTL_MS) return null;
+    if (refusedAt !== undefined && Date.now() - refusedAt < NEGATIVE_TTL_MS) return Promise.resolve(null);
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = this.load(token, hash).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, pending);
+    }
+    return pending.then((ctx) => (ctx ? this.usable(ctx, nowMs) : null));
+  }
+
+  private async load(token: string, hash: string): Promise<AuthContext | null> {
     const epoch = this.epoch;
     const loadedAt = Date.now();
-    const ctx = await this.load(hash);
+    const remembered = await this.shared.get(hash);
+    let ctx: AuthContext | null;
+    if (remembered) {
+      lookups.inc({ answer: 'shared' });
+      ctx = remembered;
+    } else {
+      const release = this.acquireLookup();
+      lookups.inc({ answer: 'postgres' });
+      try {
+        ctx = await this.query(hash);
+      } finally {
+        release();
+      }
+    }
+    const fromPostgres = !remembered;
     // A load that raced an invalidation is answered but not remembered.
     if (epoch === this.epoch) {
-      if (ctx) remember(this.cache, MAX_ENTRIES, token, { loadedAt, ctx, hash });
+      if (ctx) this.cache.set(token, { accountId: ctx.accountId, loadedAt, ctx, hash });
       else remember(this.unknown, MAX_UNKNOWN, hash, loadedAt);
+      if (ctx && fromPostgres && isUsable(ctx, Date.now())) await this.shared.put(hash, ctx);
     }
-    if (ctx && isUsable(ctx, nowMs)) remember(this.verified, MAX_ENTRIES, hash, loadedAt);
-    else this.verified.delete(hash);
-    return ctx ? this.usable(ctx, nowMs) : null;
+    return ctx;
+  }
+
+  private acquireLookup(): () => void {
+    try {
+      return this.budget.acquire();
+    } catch (err) {
+      lookups.inc({ answer: 'over_budget' });
+      throw err;
+    }
+  }
+
+  /**
+   * Shares a key just issued (after its commit), so its first request on any replica needs no
+   * Postgres lookup. Outside the lookup budget: issuing keys is rare and already costs Postgres.
+   */
+  async prime(token: string): Promise<void> {
+    try {
+      const hash = hashApiKey(token);
+      const ctx = await this.query(hash);
+      if (ctx) await this.shared.put(hash, ctx);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'new key not shared');
+    }
   }
 
   private usable(ctx: AuthContext, nowMs: number): AuthContext | null {
@@ -159,18 +219,16 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   invalidate(msg: AuthInvalidation): void {
     this.epoch++;
     if (msg.keyHash !== undefined) this.unknown.delete(msg.keyHash);
-    for (const [token, entry] of this.cache) {
-      if (entry.hash === msg.keyHash || (msg.accountId !== undefined && entry.ctx?.accountId === msg.accountId)) {
-        this.cache.delete(token);
-      }
-    }
+    this.cache.deleteWhere(
+      (entry) => entry.hash === msg.keyHash || (msg.accountId !== undefined && entry.accountId === msg.accountId),
+    );
+    void this.legacy.reload();
   }
 
   /**
    * A connection can die without closing (a silent network partition): then no invalidation
-   * arrives and nothing says so, and the cache would be trusted for AUTH_CACHE_TTL_MS. A probe
-   * each second proves the subscription alive (RedisBroadcast); one that fails stops trusting
-   * the cache at once and subscribes again.
+   * arrives and nothing says so. A probe each second proves the subscription alive; one that
+   * fails stops trusting the cache at once and subscribes again.
    */
   private checkSubscription(): void {
     if (this.probing) return;
@@ -189,10 +247,9 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
 
   /** Entries past their freshness would be reloaded anyway; dropping them bounds how long a key stays in memory. */
   private dropStale(): void {
-    for (const [token, entry] of this.cache) if (!this.isFresh(entry)) this.cache.delete(token);
+    this.cache.deleteWhere((entry) => !this.isFresh(entry));
     const now = Date.now();
     for (const [hash, refusedAt] of this.unknown) if (now - refusedAt >= NEGATIVE_TTL_MS) this.unknown.delete(hash);
-    for (const [hash, at] of this.verified) if (now - at >= VERIFIED_MEMORY_MS) this.verified.delete(hash);
   }
 
   private isFresh(entry: CacheEntry): boolean {
@@ -201,7 +258,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     return age < (heard ? this.config.authCacheTtlMs : UNSUBSCRIBED_TTL_MS);
   }
 
-  private async load(hash: string): Promise<AuthContext | null> {
+  private async query(hash: string): Promise<AuthContext | null> {
     const rows: AuthContext[] = await preparedQuery(
       this.dataSource,
       `SELECT k.id AS "keyId", k.account_id AS "accountId", k.scopes, k.expires_at AS "expiresAt",

@@ -1,16 +1,55 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { FastHmacSha256 } from './fast-hmac';
 
 /**
- * Key format: `pst_` + 32 base62 chars of secret (190 random bits) + 6 base62 chars of
- * CRC32 checksum over the secret part. The prefix lets secret scanners find leaked keys and
- * the checksum lets us (and them) refuse a mistyped key without any lookup.
+ * Two key formats, both `pst_` + base62 + a 6-character CRC32 checksum, so secret scanners and
+ * typo checks treat them alike:
+ * - tagged (issued now): `pst_` + tag-key id (2) + secret (32) + tag (24) + checksum (6). The tag
+ *   is 96 bits of an HMAC-SHA256 of the rest under a server-side key (API_KEY_TAG_KEYS), in hex
+ *   (cheap to compare: a forged key costs a few microseconds): a key we did not issue is refused
+ *   without any I/O.
+ * - legacy (issued before tags): `pst_` + secret (32) + checksum (6); works until revoked.
  */
 export const KEY_PREFIX = 'pst_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_CHARS = 32;
 const CHECKSUM_CHARS = 6;
-export const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_CHARS + CHECKSUM_CHARS}}$`);
+export const TAG_KEY_ID_CHARS = 2;
+const TAG_BYTES = 12;
+const TAG_CHARS = TAG_BYTES * 2;
+const LEGACY_LENGTH = KEY_PREFIX.length + SECRET_CHARS + CHECKSUM_CHARS;
+const TAGGED_LENGTH = KEY_PREFIX.length + TAG_KEY_ID_CHARS + SECRET_CHARS + TAG_CHARS + CHECKSUM_CHARS;
+export const KEY_PATTERN = new RegExp(
+  `^${KEY_PREFIX}(?:[0-9A-Za-z]{${SECRET_CHARS + CHECKSUM_CHARS}}|[0-9A-Za-z]{${TAGGED_LENGTH - KEY_PREFIX.length}})$`,
+);
+export const TAG_KEY_ID_PATTERN = /^[0-9A-Za-z]{2}$/;
+
+/** A server-side key that signs (the first configured) or verifies (any configured) key tags. */
+export interface TagKey {
+  id: string;
+  key: Buffer;
+}
+
+/** The configured tag keys: the first signs new keys, every one verifies (rotation). */
+export class KeyTags {
+  private readonly byId: Map<string, FastHmacSha256>;
+
+  constructor(private readonly keys: readonly TagKey[]) {
+    this.byId = new Map(keys.map((k) => [k.id, new FastHmacSha256(k.key)]));
+  }
+
+  get signer(): TagKey {
+    return this.keys[0];
+  }
+
+  /** The tag of `signed` (the key up to its tag) under the key `id`; undefined for an unknown id. */
+  tag(id: string, signed: string): string | undefined {
+    return this.byId.get(id)?.digest(signed).subarray(0, TAG_BYTES).toString('hex');
+  }
+}
+
+export type KeyFormat = 'tagged' | 'legacy';
 
 function base62(n: bigint, width: number): string {
   let out = '';
@@ -21,24 +60,55 @@ function base62(n: bigint, width: number): string {
   return out;
 }
 
-function checksum(secret: string): string {
-  return base62(BigInt(crc32(secret)), CHECKSUM_CHARS);
+const base62Bytes = (bytes: Buffer, width: number) => base62(BigInt(`0x${bytes.toString('hex')}`), width);
+
+/** On every key no cache holds: plain number arithmetic (a CRC32 fits), not BigInt. */
+function checksum(body: string): string {
+  let n = crc32(body);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_CHARS; i++) {
+    out = ALPHABET[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
 }
 
-export function generateApiKey(): string {
+/** A new tagged key, signed with the tags' signing key. */
+export function generateApiKey(tags: KeyTags): string {
   // 24 random bytes, reduced to 32 base62 digits: 62^32 ≈ 2^190 keeps the full 190 bits.
-  const secret = base62(BigInt(`0x${randomBytes(24).toString('hex')}`), SECRET_CHARS);
+  const signed = `${KEY_PREFIX}${tags.signer.id}${base62Bytes(randomBytes(24), SECRET_CHARS)}`;
+  const body = `${signed.slice(KEY_PREFIX.length)}${tags.tag(tags.signer.id, signed)}`;
+  return `${KEY_PREFIX}${body}${checksum(body)}`;
+}
+
+/** A key in the format issued before tags (tests of the upgrade path make them). */
+export function generateLegacyApiKey(): string {
+  const secret = base62Bytes(randomBytes(24), SECRET_CHARS);
   return `${KEY_PREFIX}${secret}${checksum(secret)}`;
 }
 
-/** Shape and checksum only: true means "worth looking up", not "valid". */
-export function isWellFormedApiKey(token: string): boolean {
-  if (!KEY_PATTERN.test(token)) return false;
-  const body = token.slice(KEY_PREFIX.length);
-  return checksum(body.slice(0, SECRET_CHARS)) === body.slice(SECRET_CHARS);
+/** Shape and checksum only: which format the key claims, or null when it is not a key at all. */
+export function keyFormat(token: string): KeyFormat | null {
+  if (token.length !== TAGGED_LENGTH && token.length !== LEGACY_LENGTH) return null;
+  if (!KEY_PATTERN.test(token)) return null;
+  const body = token.slice(KEY_PREFIX.length, token.length - CHECKSUM_CHARS);
+  if (checksum(body) !== token.slice(token.length - CHECKSUM_CHARS)) return null;
+  return token.length === TAGGED_LENGTH ? 'tagged' : 'legacy';
 }
 
-/** Runs on every request (the key cache is keyed by it): one-shot, no Hash object to finalise. */
+/** Whether a tagged key's tag was made by one of the tag keys (selected by the id inside the key). */
+export function hasValidTag(token: string, tags: KeyTags): boolean {
+  const tagAt = TAGGED_LENGTH - CHECKSUM_CHARS - TAG_CHARS;
+  const expected = tags.tag(
+    token.slice(KEY_PREFIX.length, KEY_PREFIX.length + TAG_KEY_ID_CHARS),
+    token.slice(0, tagAt),
+  );
+  return (
+    expected !== undefined && timingSafeEqual(Buffer.from(expected), Buffer.from(token.slice(tagAt, tagAt + TAG_CHARS)))
+  );
+}
+
+/** Runs on every cache miss: one-shot, no Hash object to finalise. */
 export function hashApiKey(token: string): string {
   return hash('sha256', token, 'hex');
 }

@@ -9,7 +9,8 @@ import { handOverBan } from './rate-limit-subject';
 import { REDIS, RedisBroadcast, RedisClient } from '@app/redis';
 import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation } from './auth-context';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
-import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format';
+import { displayPrefix, generateApiKey, hashApiKey, KeyTags } from './api-key-format';
+import { SharedKeyMemory } from './shared-key-memory';
 
 export interface NewApiKey {
   name: string;
@@ -81,6 +82,7 @@ export function toApiKeyView(k: ApiKey): ApiKeyView {
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger(ApiKeysService.name);
+  private readonly tags: KeyTags;
 
   constructor(
     private readonly tx: TransactionService,
@@ -90,7 +92,10 @@ export class ApiKeysService {
     private readonly authenticator: ApiKeyAuthenticator,
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly redisBroadcast: RedisBroadcast,
-  ) {}
+    private readonly shared: SharedKeyMemory,
+  ) {
+    this.tags = new KeyTags(config.apiKeyTagKeys);
+  }
 
   /**
    * Validated here too (not only by the API's DTO): the operator CLI calls it directly. Over the
@@ -105,12 +110,14 @@ export class ApiKeysService {
       throw ApiError.validation('expiresAt', 'must be in the future');
     }
     if (!caller)
-      return this.tx.run(async (tx) => {
-        await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
-        return this.issue(tx, accountId, input);
-      });
+      return this.primed(
+        await this.tx.run(async (tx) => {
+          await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
+          return this.issue(tx, accountId, input);
+        }),
+      );
     assertManages(caller);
-    return this.tx.run(async (tx) => {
+    const issued = await this.tx.run(async (tx) => {
       const parent = await this.lockManager(tx, accountId, caller.keyId);
       const scopes = input.scopes?.length ? [...new Set(input.scopes)] : parent.scopes.filter((s) => s !== 'admin');
       if (!scopes.length) throw ApiError.validation('scopes', 'required: the calling key has no read or write scope');
@@ -127,6 +134,13 @@ export class ApiKeysService {
       await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
       return this.issue(tx, accountId, { name: input.name, scopes, expiresAt });
     });
+    return this.primed(issued);
+  }
+
+  /** A key issued and committed, shared with every replica before its secret is handed out. */
+  async primed(issued: IssuedApiKey): Promise<IssuedApiKey> {
+    await this.authenticator.prime(issued.secret);
+    return issued;
   }
 
   async list(accountId: number, caller?: Caller): Promise<ApiKeyView[]> {
@@ -146,6 +160,16 @@ export class ApiKeysService {
       accountId,
     ]);
     return rows.length > 0;
+  }
+
+  /** Working keys issued before tags, across all accounts (operator CLI: what is left to rotate). */
+  async countLegacy(): Promise<number> {
+    const [row] = await preparedQuery<{ n: string }>(
+      this.dataSource,
+      `SELECT count(*) AS n FROM api_keys k WHERE NOT k.tagged AND ${ACTIVE('$1')}`,
+      [this.clock.now()],
+    );
+    return Number(row.n);
   }
 
   /** Every key of the account, revoked, expired and rotated-out ones included (operator CLI). */
@@ -221,7 +245,7 @@ export class ApiKeysService {
       return { issued: fresh, oldHash: old.keyHash };
     });
     await this.broadcast({ keyHash: oldHash });
-    return issued;
+    return this.primed(issued);
   }
 
   /**
@@ -248,6 +272,7 @@ export class ApiKeysService {
   async broadcast(msg: AuthInvalidation): Promise<void> {
     // This replica at once, not when its own message comes back over pub/sub.
     this.authenticator.invalidate(msg);
+    await this.shared.forget(msg);
     try {
       await this.redisBroadcast.publish(AUTH_INVALIDATION_CHANNEL, JSON.stringify(msg));
     } catch (err) {
@@ -258,11 +283,11 @@ export class ApiKeysService {
 
   /** Creates a key inside the caller's unit of work; the secret is in the answer and nowhere else. */
   async issue(tx: Tx, accountId: number, input: NewApiKey): Promise<IssuedApiKey> {
-    const secret = generateApiKey();
+    const secret = generateApiKey(this.tags);
     const [key] = await preparedQuery<ApiKey>(
       tx.manager,
-      `INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      `INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at, tagged)
+       VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${KEY_COLUMNS}`,
       [
         accountId,
         input.name,

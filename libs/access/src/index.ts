@@ -1,6 +1,7 @@
 export * from './api-key-format';
 export * from './auth-context';
 export * from './api-key-authenticator';
+export * from './legacy-key-prefixes';
 export * from './api-keys.service';
 export * from './accounts.service';
 export * from './plan-limits';

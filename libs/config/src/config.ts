@@ -69,6 +69,17 @@ const schema = z.object({
   RATE_LIMIT_BAN_SECONDS: positiveInt.default(900),
   KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.default(86_400),
   AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
+  // Postgres lookups of keys no cache holds, per API process: at once, and started per second.
+  AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
+  AUTH_LOOKUP_RATE: positiveInt.default(500),
+  // `id:base64key,...` (2-character ids, 32-byte keys): the first tags new API keys, all verify.
+  API_KEY_TAG_KEYS: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      if (v !== undefined)
+        for (const message of secretKeyProblems(v, TAG_KEY_ID)) ctx.addIssue({ code: 'custom', message });
+    }),
   OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
   OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),
   JOB_ATTEMPTS: positiveInt.default(5),
@@ -117,7 +128,8 @@ const schema = z.object({
     .string()
     .optional()
     .superRefine((v, ctx) => {
-      if (v !== undefined) for (const message of secretKeyProblems(v)) ctx.addIssue({ code: 'custom', message });
+      if (v !== undefined)
+        for (const message of secretKeyProblems(v, SECRET_KEY_ID)) ctx.addIssue({ code: 'custom', message });
     }),
 });
 
@@ -144,8 +156,9 @@ const checked = schema.superRefine((e, ctx) => {
         path: [name],
         message: 'only with REDIS_CLUSTER_NODES (a single node takes it from REDIS_URL)',
       });
-  if (e.NODE_ENV === 'production' && !e.WEBHOOK_SECRET_KEYS)
-    ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET_KEYS'], message: 'required when NODE_ENV=production' });
+  for (const name of ['WEBHOOK_SECRET_KEYS', 'API_KEY_TAG_KEYS'] as const)
+    if (e.NODE_ENV === 'production' && !e[name])
+      ctx.addIssue({ code: 'custom', path: [name], message: 'required when NODE_ENV=production' });
 });
 
 /** One key that encrypts webhook secrets at rest (AES-256-GCM); `id` is written beside each ciphertext. */
@@ -154,7 +167,13 @@ export interface SecretKey {
   key: Buffer;
 }
 
-const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+interface KeyIdRule {
+  pattern: RegExp;
+  says: string;
+}
+const SECRET_KEY_ID: KeyIdRule = { pattern: /^[A-Za-z0-9_-]{1,32}$/, says: '1-32 of [A-Za-z0-9_-]' };
+/** Written inside every API key it tags (libs/access/src/api-key-format.ts). */
+const TAG_KEY_ID: KeyIdRule = { pattern: /^[A-Za-z0-9]{2}$/, says: '2 of [A-Za-z0-9]' };
 
 function parseSecretKeys(text: string): SecretKey[] {
   return text
@@ -167,8 +186,8 @@ function parseSecretKeys(text: string): SecretKey[] {
     });
 }
 
-/** What is wrong with a WEBHOOK_SECRET_KEYS value, without echoing any key material. */
-function secretKeyProblems(text: string): string[] {
+/** What is wrong with an `id:base64key,...` value, without echoing any key material. */
+function secretKeyProblems(text: string, rule: KeyIdRule): string[] {
   const entries = text
     .split(',')
     .map((entry) => entry.trim())
@@ -179,12 +198,12 @@ function secretKeyProblems(text: string): string[] {
   entries.forEach((entry, i) => {
     const at = entry.indexOf(':');
     const id = at > 0 ? entry.slice(0, at) : '';
-    if (!KEY_ID.test(id)) problems.push(`entry ${i + 1}: the id must be 1-32 of [A-Za-z0-9_-] followed by ":"`);
+    if (!rule.pattern.test(id)) problems.push(`entry ${i + 1}: the id must be ${rule.says} followed by ":"`);
     else if (ids.has(id)) problems.push(`entry ${i + 1}: duplicate id ${id}`);
     ids.add(id);
     const encoded = entry.slice(at + 1);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length !== 32)
-      problems.push(`entry ${i + 1}${KEY_ID.test(id) ? ` (${id})` : ''}: the key must be 32 bytes in base64`);
+      problems.push(`entry ${i + 1}${rule.pattern.test(id) ? ` (${id})` : ''}: the key must be 32 bytes in base64`);
   });
   return problems;
 }
@@ -196,6 +215,12 @@ function secretKeyProblems(text: string): string[] {
 export const DEVELOPMENT_SECRET_KEY: SecretKey = {
   id: 'dev',
   key: createHash('sha256').update('petstore development webhook secret key (public)').digest(),
+};
+
+/** Outside production, with API_KEY_TAG_KEYS unset: a fixed, public key (development keys prove nothing). */
+export const DEVELOPMENT_TAG_KEY: SecretKey = {
+  id: 'dv',
+  key: createHash('sha256').update('petstore development API key tag key (public)').digest(),
 };
 
 type Env = z.infer<typeof schema>;
@@ -241,6 +266,10 @@ export class AppConfig {
   readonly rateLimit: { banStrikes: number; banSeconds: number };
   readonly keyRotationGraceSeconds: number;
   readonly authCacheTtlMs: number;
+  /** Postgres lookups of uncached keys per API process: at once, and per second. */
+  readonly authLookup: { concurrency: number; ratePerSecond: number };
+  /** API key tags: the first key signs new keys, every one verifies (rotation). */
+  readonly apiKeyTagKeys: SecretKey[];
   readonly outbox: { relayIntervalMs: number; relayGraceMs: number };
   readonly jobs: {
     attempts: number;
@@ -324,6 +353,8 @@ export class AppConfig {
     this.rateLimit = { banStrikes: e.RATE_LIMIT_BAN_STRIKES, banSeconds: e.RATE_LIMIT_BAN_SECONDS };
     this.keyRotationGraceSeconds = e.KEY_ROTATION_GRACE_SECONDS;
     this.authCacheTtlMs = e.AUTH_CACHE_TTL_MS;
+    this.authLookup = { concurrency: e.AUTH_LOOKUP_CONCURRENCY, ratePerSecond: e.AUTH_LOOKUP_RATE };
+    this.apiKeyTagKeys = e.API_KEY_TAG_KEYS ? parseSecretKeys(e.API_KEY_TAG_KEYS) : [DEVELOPMENT_TAG_KEY];
     this.outbox = { relayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS, relayGraceMs: e.OUTBOX_RELAY_GRACE_MS };
     this.jobs = {
       attempts: e.JOB_ATTEMPTS,

@@ -4,6 +4,7 @@ import { AccountsService, AuthContext } from '@app/access';
 import { limitsFor } from '@app/access';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
+import { Policy } from '../gate/route-policy.decorator';
 
 class AccountLimits {
   @ApiProperty({ type: 'integer', minimum: 1, example: 60 }) perMinute!: number;
@@ -25,6 +26,7 @@ export class AccountController {
   constructor(private readonly accounts: AccountsService) {}
 
   @Get()
+  @Policy({ scope: 'any' })
   @ApiOperation({
     operationId: 'getAccount',
     summary: 'The account of the calling key, with its plan limits',

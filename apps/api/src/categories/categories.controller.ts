@@ -11,7 +11,6 @@ import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
@@ -19,6 +18,7 @@ import { page, PageQuery } from '../common/pagination';
 import { CategorySchema, CategoryUpdateDto, NewCategoryDto } from './categories.dto';
 import { CategoriesService, CategoryView } from '@app/catalog';
 import { locationOf } from '../openapi/location-header';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Pets')
 @Controller('categories')
@@ -29,6 +29,7 @@ export class CategoriesController {
   ) {}
 
   @Get()
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'listCategories',
     summary: 'Categories of the account, by id (keyset pages)',
@@ -45,7 +46,7 @@ export class CategoriesController {
   }
 
   @Post()
-  @Idempotent()
+  @Policy({ scope: 'write', idempotent: true })
   @ApiOperation({
     operationId: 'createCategory',
     summary: 'Create a category (names unique per account, any case)',
@@ -71,6 +72,7 @@ export class CategoriesController {
   }
 
   @Get(':categoryId')
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'getCategory',
     summary: 'One category (with ETag; If-None-Match gives 304)',
@@ -88,6 +90,7 @@ export class CategoriesController {
   }
 
   @Patch(':categoryId')
+  @Policy({ scope: 'write' })
   @ApiOperation({
     operationId: 'updateCategory',
     summary: 'Change a category',
@@ -108,6 +111,7 @@ export class CategoriesController {
   }
 
   @Delete(':categoryId')
+  @Policy({ scope: 'write' })
   @HttpCode(204)
   @ApiOperation({
     operationId: 'deleteCategory',

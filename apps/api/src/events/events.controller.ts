@@ -1,5 +1,5 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { PublicEvent } from '@app/events';
@@ -8,6 +8,7 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { EventSchema, ListEventsQuery } from './events.dto';
 import { EventsService } from '@app/events';
 import { LINK_HEADER, page } from '../common/pagination';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Events')
 @Controller('events')
@@ -15,7 +16,7 @@ export class EventsController {
   constructor(private readonly events: EventsService) {}
 
   @Get()
-  @ApiExtension('x-stability', 'beta')
+  @Policy({ scope: 'read', stability: 'beta' })
   @ApiOperation({
     operationId: 'listEvents',
     summary: 'The account’s domain events, oldest first; poll with `after` for new ones',

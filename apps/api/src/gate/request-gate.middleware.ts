@@ -1,4 +1,4 @@
-import { Injectable, NestMiddleware } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Clock } from '@app/config';
 import { ApiError } from '@app/errors';
@@ -14,50 +14,53 @@ import {
   rateLimitHeaders,
   RateLimitSubject,
 } from '@app/access';
+import type { Scope } from '@app/database';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
+import type { OwnBudget, RouteScope } from './route-policy.decorator';
+import type { RouteTable } from './route-table';
 
 // On res.locals (the API's server declares these two fields up front, see http-server.ts) rather
 // than on the request: a property added to every request cost an inline-cache miss and a
-// hidden-class transition per request (~10 us of the gate's ~25, profiled with perf).
+// hidden-class transition per request.
 declare module 'express-serve-static-core' {
   interface Locals {
     /** The caller, once the key checks out; the gate guarantees it on every /v1 route. */
     auth?: AuthContext;
-    /** This request's limiter decision (GET /rate_limit reports it). */
+    /** The account's limiter state for this request (GET /rate_limit reports it). */
     rateLimit?: RateLimitDecision;
   }
 }
 
-/** Key management needs `admin`, not `write` (ApiKeysService checks it); tested only for keys without `write`. */
-const KEYS_PATH = /^\/v1\/keys(\/|$)/i;
-const isKeysPath = (path: string) => KEYS_PATH.test(path);
-
 const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
 const BEARER = /^Bearer ([^\s]+)$/i; // the scheme is case-insensitive (RFC 9110)
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/**
- * Report on the caller's own limits without spending them (Express routes match
- * case-insensitively, with or without a trailing slash): a client over its limit, or banned, can
- * still see where it stands and when that ends.
- */
-const RATE_LIMIT_PATH = /^\/v1\/rate_limit\/?$/i;
-const USAGE_PATH = /^\/v1\/usage\/?$/i;
-const LOWER_U = 0x75;
-/** Case-insensitive regexps run in V8's runtime (~2 us); length and one character rule out almost every path first. */
-function isPeekPath(path: string): boolean {
-  const n = path.length;
-  if (n === 14 || n === 15) return RATE_LIMIT_PATH.test(path);
-  return (n === 9 || n === 10) && (path.charCodeAt(4) | 0x20) === LOWER_U && USAGE_PATH.test(path);
+
+/** Whether a key with `scopes` reaches a route that needs `needed` (`write` implies `read`). */
+export function scopeAllows(scopes: readonly Scope[], needed: RouteScope): boolean {
+  if (needed === 'any') return true;
+  if (needed === 'read') return scopes.includes('read') || scopes.includes('write');
+  return scopes.includes(needed);
 }
+
+/** A key's own budget for one route, apart from its account's. */
+const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => ({
+  bucket: `k:${auth.keyId}:${budget.name}`,
+  banKey: 'own',
+  plan: auth.plan,
+});
 
 /**
  * Authentication, rate limiting and scope, in front of everything else (body parsing
  * included), so that every answer (a 400 for bad JSON, a 404 for an unknown route, a 401)
  * carries the rate-limit headers and key guessing is slowed like any other traffic.
+ *
+ * A genuine key is judged by its account's plan from its first request; only requests without
+ * one (no key, a forged, revoked or unknown one) spend their client address's anonymous budget.
+ * What each route needs and spends comes from the route table (@Policy on its handler).
  */
 @Injectable()
-export class RequestGateMiddleware implements NestMiddleware {
+export class RequestGateMiddleware {
+  private routes?: RouteTable;
 
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
@@ -66,99 +69,91 @@ export class RequestGateMiddleware implements NestMiddleware {
     private readonly clock: Clock,
   ) {}
 
+  /** The compiled route policies (configureApp, once the document is built). */
+  useRoutes(routes: RouteTable): void {
+    this.routes = routes;
+  }
+
   use(req: Request, res: Response, next: NextFunction): void {
     this.gate(req, res).then(() => next(), next);
   }
 
   private async gate(req: Request, res: Response): Promise<void> {
     const now = this.clock.nowMs();
-    const address: RateLimitSubject = { bucket: addressBucket(req.ip), banKey: 'ip', plan: 'anonymous' };
-    const known: { auth?: AuthContext; failure?: unknown; token?: string } = hasDuplicateAuthorization(req.rawHeaders)
+    const { auth, failure } = hasDuplicateAuthorization(req.rawHeaders)
       ? { failure: duplicateAuthorization() }
-      : this.fromCache(req.headers.authorization, now);
-    let { auth, failure } = known;
-    let decision: RateLimitDecision | undefined;
-    if (known.token !== undefined && this.authenticator.wasVerified(known.token)) {
-      // A key Postgres confirmed before, whose cached answer went stale: its own cost. (Its
-      // address may have spent its anonymous budget; that must not refuse a working key.)
-      ({ auth, failure } = await this.lookUp(known.token, now));
-    } else if (known.token !== undefined) {
-      // Only Postgres knows this key, and anyone can make up keys with a valid checksum: the
-      // client address pays for the lookup first, so a refused address costs Postgres nothing.
-      decision = await this.limiter.consume(address, ANONYMOUS_LIMITS, now);
-      // A key that cannot be checked (Postgres unreachable) is limited per client address like a
-      // missing one, so its 503 carries the rate-limit headers too.
-      if (decision.outcome === 'admitted') {
-        ({ auth, failure } = await this.lookUp(known.token, now));
-        if (auth) decision = undefined; // a real key: its account's budget applies as well
+      : await this.identify(req.headers.authorization, now);
+    if (!auth) {
+      const address: RateLimitSubject = { bucket: addressBucket(req.ip), banKey: 'ip', plan: 'anonymous' };
+      const decision = await this.limiter.consume(address, ANONYMOUS_LIMITS, now);
+      this.report(res, decision, now);
+      refuseOver(decision, 'client address');
+      throw failure;
+    }
+    const policy = this.routes!.policyFor(req.method, req.path);
+    const account = keySubject(auth.accountId, auth.keyId, auth.plan);
+    if (policy.metering === 'account') {
+      const decision = await this.limiter.consume(account, limitsFor(auth), now);
+      this.report(res, decision, now);
+      if (decision.newlyBanned) await this.keys.recordBan(auth);
+      refuseOver(decision, 'API key');
+    } else {
+      // Its own budget is spent; the account's is only read, and answered even to a banned key
+      // (GET /rate_limit tells when the ban ends).
+      const own = await this.limiter.consume(ownSubject(auth, policy.metering), policy.metering, now);
+      if (own.outcome !== 'admitted') {
+        this.report(res, own, now);
+        refuseOver(own, 'API key', policy.metering.name);
       }
+      this.report(res, await this.limiter.peek(account, limitsFor(auth), now), now);
+      res.removeHeader('Retry-After');
     }
-    const peek = auth !== undefined && req.method === 'GET' && isPeekPath(req.path);
-    if (!decision) {
-      const subject = auth ? keySubject(auth.accountId, auth.keyId, auth.plan) : address;
-      const limits = auth ? limitsFor(auth) : ANONYMOUS_LIMITS;
-      decision = peek
-        ? await this.limiter.peek(subject, limits, now)
-        : await this.limiter.consume(subject, limits, now);
-    }
-    res.locals.rateLimit = decision;
-    // setHeader rather than Express's res.set, which lowercases every name once more for its
-    // Content-Type check.
-    const headers = rateLimitHeaders(decision, now);
-    for (const name in headers) res.setHeader(name, headers[name]);
-    if (peek) res.removeHeader('Retry-After');
-
-    // GET /rate_limit and /usage answer even a banned key, so a client can see when its ban ends.
-    if (decision.outcome === 'banned' && !peek) {
-      if (decision.newlyBanned && auth) await this.keys.recordBan(auth);
-      throw new ApiError(
-        'api_key_banned',
-        `This ${auth ? 'API key' : 'client address'} is temporarily banned for ignoring 429 answers; see Retry-After`,
-      );
-    }
-    if (decision.outcome === 'limited') {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `Rate limit of the ${decision.reported.name} window exceeded; see Retry-After`,
-      );
-    }
-    if (failure) throw failure;
-    if (auth && !READ_METHODS.has(req.method) && !auth.scopes.includes('write') && !isKeysPath(req.path)) {
-      throw new ApiError('insufficient_scope', 'This API key lacks the write scope');
+    if (!scopeAllows(auth.scopes, policy.scope)) {
+      throw new ApiError('insufficient_scope', `This API key lacks the ${policy.scope} scope this operation needs`);
     }
     res.locals.auth = auth;
   }
 
-  /**
-   * Authentication alone: the caller behind the Authorization header, or why there is none.
-   * Never throws: a failed lookup (Postgres down) is a failure like the others, answered after
-   * the limiter ran. Public so that the benchmark can measure it without the limiter.
-   */
-  async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
-    const known = this.fromCache(header, now);
-    return known.token === undefined ? known : this.lookUp(known.token, now);
+  private report(res: Response, decision: RateLimitDecision, now: number): void {
+    res.locals.rateLimit = decision;
+    // setHeader rather than Express's res.set, which lowercases every name once more.
+    const headers = rateLimitHeaders(decision, now);
+    for (const name in headers) res.setHeader(name, headers[name]);
   }
 
-  /** What the header and the cache of verified keys tell without I/O; `token` when Postgres must be asked. */
-  private fromCache(
-    header: string | undefined,
-    now: number,
-  ): { auth?: AuthContext; failure?: unknown; token?: string } {
+  /**
+   * Authentication alone: the caller behind the Authorization header, or why there is none.
+   * Throws only 503 when the process's lookup budget is spent (no strike, no limiter); a failed
+   * lookup (Postgres down) is a failure like the others, answered after the address's limiter.
+   * Public so that the benchmark can measure it without the limiter.
+   */
+  async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
     if (!match)
       return { failure: new ApiError('invalid_authorization', 'The Authorization header must be Bearer <API_KEY>') };
-    const auth = this.authenticator.cached(match[1], now);
-    if (auth === undefined) return { token: match[1] };
-    return auth ? { auth } : { failure: invalidKey() };
-  }
-
-  private async lookUp(token: string, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
+    const cached = this.authenticator.cached(match[1], now);
+    if (cached !== undefined) return cached ? { auth: cached } : { failure: invalidKey() };
     try {
-      const auth = await this.authenticator.lookUp(token, now);
+      const auth = await this.authenticator.lookUp(match[1], now);
       return auth ? { auth } : { failure: invalidKey() };
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'service_unavailable') throw err;
       return { failure: err };
     }
+  }
+}
+
+/** The 429 or ban of a refused decision; `budget` names a route's own budget. */
+function refuseOver(decision: RateLimitDecision, who: 'API key' | 'client address', budget?: string): void {
+  if (decision.outcome === 'banned') {
+    throw new ApiError('api_key_banned', `This ${who} is temporarily banned for ignoring 429 answers; see Retry-After`);
+  }
+  if (decision.outcome === 'limited') {
+    const what = budget ? `this key's ${budget} budget` : 'the';
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `Rate limit of ${what} ${decision.reported.name} window exceeded; see Retry-After`,
+    );
   }
 }

@@ -13,9 +13,9 @@ import { ParseIdPipe } from '@app/errors';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ApiQuotaError } from '../openapi/api-errors.decorator';
 import { ApiKeySchema, IssuedApiKeySchema, NewApiKeyDto, RotateApiKeyDto } from './keys.dto';
+import { Policy } from '../gate/route-policy.decorator';
 
 const MANAGEMENT =
   'Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list ' +
@@ -31,6 +31,7 @@ export class KeysController {
   ) {}
 
   @Get()
+  @Policy({ scope: 'admin' })
   @ApiOperation({
     operationId: 'listApiKeys',
     summary: 'The active keys of the account (never their secrets)',
@@ -42,9 +43,9 @@ export class KeysController {
   }
 
   @Post()
+  @Policy({ scope: 'admin', idempotent: true })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiQuotaError('keys')
-  @Idempotent()
   @ApiOperation({
     operationId: 'createApiKey',
     summary: 'Issue a key; the secret is in this answer only',
@@ -67,6 +68,7 @@ export class KeysController {
   }
 
   @Delete(':keyId')
+  @Policy({ scope: 'admin' })
   @HttpCode(204)
   @ApiOperation({
     operationId: 'revokeApiKey',
@@ -83,8 +85,8 @@ export class KeysController {
   }
 
   @Post(':keyId/rotate')
+  @Policy({ scope: 'admin', idempotent: true })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
-  @Idempotent()
   @ApiBody({
     type: RotateApiKeyDto,
     required: false,

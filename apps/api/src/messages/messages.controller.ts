@@ -6,7 +6,6 @@ import { MessageView } from '@app/database';
 import { LINK_HEADER, page } from '../common/pagination';
 import { Auth } from '../gate/auth.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import {
   ListMessagesQueryDto,
   MessageDetailSchema,
@@ -16,6 +15,7 @@ import {
 } from './messages.dto';
 import { AcceptedMessage, MessagesService } from '@app/messages';
 import { locationOf } from '../openapi/location-header';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Messages')
 @Controller('messages')
@@ -26,8 +26,8 @@ export class MessagesController {
   ) {}
 
   @Post()
+  @Policy({ scope: 'write', idempotent: true })
   @HttpCode(202)
-  @Idempotent()
   @ApiOperation({
     operationId: 'createMessage',
     summary: 'Queue a message; it is stored before the answer and processed by the worker',
@@ -52,6 +52,7 @@ export class MessagesController {
   }
 
   @Get()
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'listMessages',
     summary: 'The account’s messages, oldest (or newest) first, in keyset pages',
@@ -68,6 +69,7 @@ export class MessagesController {
   }
 
   @Get(':id')
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'getMessage',
     summary: 'A message and its processing state',

@@ -50,7 +50,7 @@ export function exampleOf(schema: Json | undefined, schemas: Record<string, Json
 const ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
   validation_failed: 'The body or parameters are not valid',
   invalid_api_key: 'The API key is not valid',
-  insufficient_scope: 'This API key has no write scope',
+  insufficient_scope: 'This API key lacks the scope this operation needs',
   not_found: 'No such record',
   rate_limit_exceeded: 'Rate limit exceeded; retry after Retry-After seconds',
   internal_error: 'Internal error',

@@ -111,7 +111,7 @@ describe('buildOpenApiDocument', () => {
       for (const op of Object.values(item) as any[]) {
         for (const [status, res] of Object.entries(op.responses) as [string, any][]) {
           if (status === '408' || status === '431') continue;
-          const variant = status === '400' || status === '413' ? '.unlessRefusedBeforeGate' : '';
+          const variant = ['400', '413', '503'].includes(status) ? '.unlessRefusedBeforeGate' : '';
           expect(res.headers['X-RateLimit-Remaining']).toEqual({
             $ref: `#/components/headers/X-RateLimit-Remaining${variant}`,
           });

@@ -4,6 +4,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
 import { errorExample, exampleOf } from './document-examples';
 import { EVENT_PAYLOAD_MODELS, typeEventData } from './event-payloads';
+import { POLICY_EXTENSION, RoutePolicy, RouteScope } from '../gate/route-policy.decorator';
 
 // The document is walked as plain JSON; its nodes have no useful static type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -65,7 +66,7 @@ const HEADERS: Record<string, Json> = {
       {
         ...RATE_LIMIT_HEADERS[n],
         required: false,
-        description: `${RATE_LIMIT_HEADERS[n].description}; absent when Node refused the request before the API key was read`,
+        description: `${RATE_LIMIT_HEADERS[n].description}; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked)`,
       },
     ]),
   ),
@@ -87,8 +88,12 @@ const PRE_GATE_RESPONSES: Record<string, Json> = {
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   },
 };
-/** Statuses Node may also give before the gate (malformed_request, an oversized chunk extension): rate-limit headers optional. */
-const ALSO_BEFORE_GATE = new Set(['400', '413']);
+/**
+ * Statuses also given before the limiter runs, so without rate-limit headers: Node's own 400 and
+ * 413 (malformed_request, an oversized chunk extension), and the 503 of a replica whose budget of
+ * key lookups is spent (no limiter call, so never a strike).
+ */
+const ALSO_BEFORE_GATE = new Set(['400', '413', '503']);
 /** Response headers the handlers set, by where they apply (completeOperation). */
 const ETAG = { description: 'Version of this representation', required: true, schema: { type: 'string' } };
 /** Answers given before the handler runs (gate, body parser, pipes), or not stored: never replayed. */
@@ -109,7 +114,8 @@ const COMMON_ERRORS: Record<string, string> = {
   '404': 'No such record in this account, or no such route (not_found)',
   '429': 'Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned)',
   '500': 'Unexpected failure (internal_error); no internals are disclosed',
-  '503': 'A backing service is unavailable (service_unavailable); retry after Retry-After',
+  '503':
+    'A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After',
 };
 const SUCCESS_DESCRIPTIONS: Record<string, string> = {
   '200': 'OK',
@@ -136,8 +142,10 @@ export function configuredSunsets(config: AppConfig): Record<string, Date> {
 /** What a consumer needs before the first call; /docs shows it above the operations. */
 const INFO_DESCRIPTION = `Pets, categories, orders and inventory, a queued message operation, events and webhooks.
 
-**Authentication.** Every request carries \`Authorization: Bearer <API_KEY>\`. A key has the scope \`read\`
-(GET only) or \`read\` and \`write\` (everything); a write with a read-only key is 403 \`insufficient_scope\`.
+**Authentication.** Every request carries \`Authorization: Bearer <API_KEY>\`. A key's scopes decide what it
+reaches: \`read\` reads the account's data, \`write\` changes it (and implies \`read\`), \`admin\` manages keys; a key
+with \`admin\` alone reaches only /account, /keys, /rate_limit and /usage. Each operation states what it needs
+(\`x-scope\`); anything else is 403 \`insufficient_scope\`.
 
 **Errors.** Every 4xx and 5xx answer is the \`Error\` model: a machine-readable \`code\`, a \`message\`, the
 \`status\` and, for invalid input, \`details\` naming each field at fault. Every answer carries \`X-Request-Id\`.
@@ -163,9 +171,10 @@ away without a deprecation period.`;
 
 /** Scopes are not part of an HTTP bearer scheme in OAS 3.0, so the scheme's description states them. */
 const BEARER_DESCRIPTION =
-  'An API key (`pst_…`) of the account, sent as `Authorization: Bearer <key>`. Scopes: `read` allows GET ' +
-  'operations; `write` allows every operation (POST, PUT, PATCH, DELETE). A key without `write` gets 403 ' +
-  '`insufficient_scope` on writes. Keys are issued, rotated and revoked under /keys.';
+  'An API key (`pst_…`) of the account, sent as `Authorization: Bearer <key>`. Scopes: `read` reads the ' +
+  "account's data; `write` changes it and implies `read`; `admin` manages keys. Each operation names the " +
+  'scope it needs (`x-scope`); a key without it gets 403 `insufficient_scope`. Keys are issued, rotated and ' +
+  'revoked under /keys.';
 
 export function buildOpenApiDocument(app: INestApplication, sunsets: Record<string, Date> = {}): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -192,6 +201,7 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
       const op = item[method];
       const sunset = sunsets[op.operationId as string];
       if (sunset) op['x-sunset'] = sunset.toISOString();
+      publishPolicy(op);
       completeOperation(method, op);
     }
   }
@@ -204,6 +214,34 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
   for (const name of inlined) if (!JSON.stringify(doc).includes(`"#/components/schemas/${name}"`)) delete schemas[name];
   addExamples(doc);
   return doc;
+}
+
+const SCOPE_TEXT: Record<RouteScope, string> = {
+  any: 'any key of the account (`read`, `write` or `admin`)',
+  read: 'the `read` scope (`write` implies it)',
+  write: 'the `write` scope',
+  admin: 'the `admin` scope',
+};
+
+/**
+ * States an operation's @Policy the way clients read it: `x-scope` and `x-metering` (the route
+ * table is compiled from these), `x-stability`, `deprecated`, and a sentence of the description.
+ */
+function publishPolicy(op: Json): void {
+  const policy = op[POLICY_EXTENSION] as RoutePolicy | undefined;
+  if (!policy) return;
+  delete op[POLICY_EXTENSION];
+  op['x-scope'] = policy.scope;
+  const budget = policy.metering === 'account' ? undefined : policy.metering;
+  op['x-metering'] = budget
+    ? { budget: budget.name, perMinute: budget.perMinute, perDay: budget.perDay }
+    : { budget: null };
+  if (policy.stability !== 'stable') op['x-stability'] = policy.stability;
+  if (policy.deprecated) op.deprecated = true;
+  const metering = budget
+    ? `Not counted against the account's limits: ${budget.perMinute} calls a minute and ${budget.perDay} a day per key.`
+    : "Counted against the account's limits.";
+  op.description = `${op.description ?? ''}\n\nNeeds ${SCOPE_TEXT[policy.scope]}. ${metering}`.trim();
 }
 
 function completeOperation(method: string, op: Json): void {
@@ -225,7 +263,8 @@ function completeOperation(method: string, op: Json): void {
   const notice = op.deprecated ? pick(responses['200']?.headers, ['Deprecation', 'Sunset', 'Link']) : {};
   const common = { ...COMMON_ERRORS };
   const idempotent = hasHeader('idempotency-key');
-  if (method !== 'get') common['403'] = 'The API key lacks the write scope (insufficient_scope)';
+  const scope = (op['x-scope'] ?? (method === 'get' ? 'any' : 'write')) as RouteScope;
+  if (scope !== 'any') common['403'] = `The API key lacks the ${scope} scope (insufficient_scope)`;
   if (op.requestBody) common['413'] = 'The body is larger than the limit (payload_too_large)';
   for (const [status, description] of Object.entries(common)) {
     responses[status] ??= { description, content: { 'application/json': { schema: ERROR_REF } } };

@@ -13,7 +13,6 @@ import { AppConfig, Clock } from '@app/config';
 import { ApiError, ParseIdPipe } from '@app/errors';
 import { PetView } from '@app/catalog';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
@@ -21,6 +20,7 @@ import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
 import { PetsService } from '@app/catalog';
 import { locationOf } from '../openapi/location-header';
+import { Policy } from '../gate/route-policy.decorator';
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
@@ -36,6 +36,7 @@ export class PetsController {
   ) {}
 
   @Get()
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'listPets',
     summary: 'Pets by id (keyset pages), filtered by status, category, name or ids',
@@ -53,7 +54,7 @@ export class PetsController {
   }
 
   @Post()
-  @Idempotent()
+  @Policy({ scope: 'write', idempotent: true })
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add a pet: 1 unit in stock (available) or none (sold)',
@@ -78,12 +79,12 @@ export class PetsController {
   }
 
   @Get(':petId')
+  @Policy({ scope: 'read', deprecated: true })
   @ApiOperation({
     operationId: 'getPet',
     summary: 'One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date',
     description:
       'One pet, with its ETag. Deprecated in favour of GET /pets?ids={petId}: answers carry `Deprecation`, `Sunset` and a `Link` to the successor, and after the sunset date (`x-sunset`) the operation answers 410 `endpoint_sunset`.',
-    deprecated: true,
   })
   @ApiOkResponse({
     type: PetSchema,
@@ -119,6 +120,7 @@ export class PetsController {
   }
 
   @Patch(':petId')
+  @Policy({ scope: 'write' })
   @ApiOperation({
     operationId: 'updatePet',
     summary: 'Change a pet (a status sets the stock it implies)',
@@ -139,6 +141,7 @@ export class PetsController {
   }
 
   @Delete(':petId')
+  @Policy({ scope: 'write' })
   @HttpCode(204)
   @ApiOperation({
     operationId: 'deletePet',

@@ -2,6 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RateLimitDecision, WindowState } from '@app/access';
+import { OwnBudget, Policy } from '../gate/route-policy.decorator';
 
 class RateLimitWindow {
   @ApiProperty({ enum: ['minute', 'day'] }) name!: string;
@@ -27,10 +28,14 @@ const view = (w: WindowState): RateLimitWindow => ({
   reset: Math.ceil(w.resetAtMs / 1000),
 });
 
+/** Polling the limits spends none of the account's, but is itself limited per key. */
+const RATE_LIMIT_BUDGET: OwnBudget = { name: 'rate_limit', perMinute: 120, perDay: 20_000 };
+
 @ApiTags('Account')
 @Controller('rate_limit')
 export class RateLimitController {
   @Get()
+  @Policy({ scope: 'any', metering: RATE_LIMIT_BUDGET })
   @ApiOperation({
     operationId: 'getRateLimit',
     summary: 'Both windows and any ban of the calling key; does not count',

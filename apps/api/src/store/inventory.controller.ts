@@ -10,6 +10,7 @@ import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/eta
 import { page } from '../common/pagination';
 import { InventoryService } from '@app/store';
 import { InventoryItemSchema, InventoryListQuery, InventoryUpdateDto } from './store.dto';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Store')
 @Controller('store/inventory')
@@ -17,6 +18,7 @@ export class InventoryController {
   constructor(private readonly inventory: InventoryService) {}
 
   @Get()
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'listInventory',
     summary: 'Stock and status of each pet, by pet id (keyset pages)',
@@ -34,6 +36,7 @@ export class InventoryController {
   }
 
   @Get(':petId')
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'getInventoryItem',
     summary: "One pet's stock and status",
@@ -51,6 +54,7 @@ export class InventoryController {
   }
 
   @Put(':petId')
+  @Policy({ scope: 'write' })
   @ApiOperation({
     operationId: 'updateInventoryItem',
     summary: "Set a pet's stock; its status follows",

@@ -23,7 +23,6 @@ import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { OrderView } from '@app/store';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
@@ -31,6 +30,7 @@ import { page } from '../common/pagination';
 import { OrdersService } from '@app/store';
 import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
 import { locationOf } from '../openapi/location-header';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Store')
 @Controller('store/orders')
@@ -41,6 +41,7 @@ export class OrdersController {
   ) {}
 
   @Get()
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'listOrders',
     summary: 'Orders of the account, by id (keyset pages)',
@@ -57,7 +58,7 @@ export class OrdersController {
   }
 
   @Post()
-  @Idempotent()
+  @Policy({ scope: 'write', idempotent: true })
   @ApiOperation({
     operationId: 'placeOrder',
     summary: 'Order units of a pet: stock is taken at once; the worker fulfils at ship date',
@@ -83,6 +84,7 @@ export class OrdersController {
   }
 
   @Get(':orderId')
+  @Policy({ scope: 'read' })
   @ApiOperation({
     operationId: 'getOrder',
     summary: 'One order',
@@ -100,6 +102,7 @@ export class OrdersController {
   }
 
   @Delete(':orderId')
+  @Policy({ scope: 'write' })
   @HttpCode(204)
   @ApiOperation({
     operationId: 'cancelOrder',

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeysService, AuthContext, limitsFor } from '@app/access';
 import { Clock } from '@app/config';
 import { ApiError } from '@app/errors';
@@ -7,10 +7,13 @@ import { bucketStart, GRANULARITY_MS, UsageHistoryService } from '@app/usage';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { UsageQueryDto, UsageSchema } from './usage.dto';
+import { OwnBudget, Policy } from '../gate/route-policy.decorator';
 
 /** Buckets one answer may hold: a day of minutes, two months of hours, four years of days. */
 export const MAX_BUCKETS = 1_500;
 const DEFAULT_SPAN = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 };
+/** One call reads up to 90 days: a budget of its own per key, not the account's. */
+const USAGE_BUDGET: OwnBudget = { name: 'usage', perMinute: 30, perDay: 2_000 };
 
 @ApiTags('Account')
 @Controller('usage')
@@ -22,7 +25,7 @@ export class UsageController {
   ) {}
 
   @Get()
-  @ApiExtension('x-stability', 'experimental')
+  @Policy({ scope: 'any', metering: USAGE_BUDGET, stability: 'experimental' })
   @ApiOperation({
     operationId: 'getUsage',
     summary: 'Requests admitted, refused (429) and bans, per minute, hour or day',

@@ -2,7 +2,6 @@ import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Re
 import {
   ApiAcceptedResponse,
   ApiCreatedResponse,
-  ApiExtension,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
@@ -10,7 +9,6 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
@@ -19,6 +17,7 @@ import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
 import { FeedQuery, LINK_HEADER, page } from '../common/pagination';
 import { CreatedWebhookSchema, DeliverySchema, NewWebhookDto, WebhookSchema } from './webhooks.dto';
 import { DeliveryView, WebhooksService } from '@app/webhooks';
+import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Webhooks')
 @Controller('webhooks')
@@ -29,8 +28,8 @@ export class WebhooksController {
   ) {}
 
   @Post()
+  @Policy({ scope: 'write', idempotent: true, stability: 'experimental' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
-  @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
@@ -40,7 +39,6 @@ export class WebhooksController {
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
   @ApiQuotaError('webhooks')
-  @Idempotent()
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewWebhookDto,
@@ -50,7 +48,7 @@ export class WebhooksController {
   }
 
   @Get()
-  @ApiExtension('x-stability', 'experimental')
+  @Policy({ scope: 'read', stability: 'experimental' })
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: 'The account’s webhooks (never their secrets)',
@@ -64,8 +62,8 @@ export class WebhooksController {
   }
 
   @Delete(':webhookId')
+  @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(204)
-  @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook; its pending deliveries stop',
@@ -79,8 +77,8 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/enable')
+  @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(200)
-  @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'enableWebhook',
     summary: 'Re-enable a webhook disabled after failing deliveries',
@@ -94,7 +92,7 @@ export class WebhooksController {
   }
 
   @Get(':webhookId/deliveries')
-  @ApiExtension('x-stability', 'experimental')
+  @Policy({ scope: 'read', stability: 'experimental' })
   @ApiOperation({
     operationId: 'listWebhookDeliveries',
     summary: 'Deliveries to a webhook, in either order: attempts, last status, next retry',
@@ -114,8 +112,8 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/test')
+  @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(202)
-  @ApiExtension('x-stability', 'experimental')
   @ApiOperation({
     operationId: 'testWebhook',
     summary: 'Queue a signed `webhook.test` delivery (one attempt)',

@@ -10,6 +10,7 @@ import { SweepByDueTime1763780000000 } from './1763780000000-sweep-by-due-time';
 import { Retention1763790000000 } from './1763790000000-retention';
 import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-name-trigram';
 import { Usage1763900000000 } from './1763900000000-usage';
+import { TaggedApiKeys1764000000000 } from './1764000000000-tagged-api-keys';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   Retention1763790000000,
   DropGlobalNameTrigram1763800000000,
   Usage1763900000000,
+  TaggedApiKeys1764000000000,
 ];

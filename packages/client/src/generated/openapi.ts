@@ -10,6 +10,8 @@ export interface paths {
     /**
      * The account of the calling key, with its plan limits
      * @description The account the API key belongs to: its plan and the per-minute and per-day request limits of that plan. Use it to check which key you are using.
+     *
+     *     Needs any key of the account (`read`, `write` or `admin`). Counted against the account's limits.
      */
     get: operations['getAccount'];
     put?: never;
@@ -30,12 +32,16 @@ export interface paths {
     /**
      * Categories of the account, by id (keyset pages)
      * @description The account's categories in id order, in keyset pages: pass `limit`, then follow the `Link: rel="next"` header until an answer has none.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listCategories'];
     put?: never;
     /**
      * Create a category (names unique per account, any case)
      * @description Creates a category. Names are unique within the account regardless of case: a duplicate is 409 `category_exists`. Send an Idempotency-Key so a retry does not create a second one.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['createCategory'];
     delete?: never;
@@ -54,6 +60,8 @@ export interface paths {
     /**
      * One category (with ETag; If-None-Match gives 304)
      * @description One category of the account, with its ETag. Send the ETag back in If-None-Match to get 304 when it has not changed, or in If-Match to update or delete it safely.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['getCategory'];
     put?: never;
@@ -61,6 +69,8 @@ export interface paths {
     /**
      * Delete a category no pet uses (else 409 category_in_use)
      * @description Deletes a category no pet uses; one still in use is 409 `category_in_use` (move or delete its pets first). With If-Match, only if the ETag still matches (412 otherwise).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     delete: operations['deleteCategory'];
     options?: never;
@@ -68,6 +78,8 @@ export interface paths {
     /**
      * Change a category
      * @description Changes the fields sent (only `name` today). With If-Match the change is made only if the category still has that ETag (412 otherwise). A name another category has, in any case, is 409 `category_exists`.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     patch: operations['updateCategory'];
     trace?: never;
@@ -82,6 +94,8 @@ export interface paths {
     /**
      * The account’s domain events, oldest first; poll with `after` for new ones
      * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listEvents'];
     put?: never;
@@ -102,12 +116,16 @@ export interface paths {
     /**
      * The active keys of the account (never their secrets)
      * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Every active key of the account (revoked ones are left out) with its name, prefix, scopes, expiry and last use. Secrets are never returned after creation.
+     *
+     *     Needs the `admin` scope. Counted against the account's limits.
      */
     get: operations['listApiKeys'];
     put?: never;
     /**
      * Issue a key; the secret is in this answer only
      * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes (403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys (free 10, pro 25, business 100, enterprise 250; revoked, expired and rotated-out keys do not count); one more is 422 `quota_exceeded`.
+     *
+     *     Needs the `admin` scope. Counted against the account's limits.
      */
     post: operations['createApiKey'];
     delete?: never;
@@ -129,6 +147,8 @@ export interface paths {
     /**
      * Revoke a key; every replica refuses it within a second
      * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Revokes a key at once; requests with it get 401 `invalid_api_key` on every replica within about a second. A key cannot be restored: issue a new one. A key revokes itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`); the account's last key able to manage keys cannot be revoked (409 `last_admin_key`).
+     *
+     *     Needs the `admin` scope. Counted against the account's limits.
      */
     delete: operations['revokeApiKey'];
     options?: never;
@@ -148,6 +168,8 @@ export interface paths {
     /**
      * New secret with the same scopes and expiry; the old one works for a grace period
      * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
+     *
+     *     Needs the `admin` scope. Counted against the account's limits.
      */
     post: operations['rotateApiKey'];
     delete?: never;
@@ -166,12 +188,16 @@ export interface paths {
     /**
      * The account’s messages, oldest (or newest) first, in keyset pages
      * @description The account's messages in creation order (oldest first, or newest first with `order=newest`), in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listMessages'];
     put?: never;
     /**
      * Queue a message; it is stored before the answer and processed by the worker
      * @description Stores a message and queues it for the worker, answering 202 with status `queued` before it is processed. Poll GET /messages/{id} (or listen for `message.processed` / `message.failed`) for the result. Send an Idempotency-Key so a retry does not queue it twice.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['createMessage'];
     delete?: never;
@@ -190,6 +216,8 @@ export interface paths {
     /**
      * A message and its processing state
      * @description A message with its processing state: attempts made, the result (character count and SHA-256) once `processed`, the reason once `failed`. A processed or failed message is kept 30 days after it was accepted (the operator’s `RETENTION_MESSAGES_DAYS`), then answers 404 like any missing message.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['getMessage'];
     put?: never;
@@ -210,12 +238,16 @@ export interface paths {
     /**
      * Pets by id (keyset pages), filtered by status, category, name or ids
      * @description The account's pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page. A name search reads at most 10,000 of the account's pets per page, so on a large catalogue a page may hold fewer pets than `limit`, or none, and still link to the next: follow the links until there is none.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listPets'];
     put?: never;
     /**
      * Add a pet: 1 unit in stock (available) or none (sold)
      * @description Adds a pet to a category of the account. `available` (the default) puts one unit in stock; `sold` puts none. An unknown category is 400. Send an Idempotency-Key so a retry does not add the pet twice.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['createPet'];
     delete?: never;
@@ -235,6 +267,8 @@ export interface paths {
      * One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date
      * @deprecated
      * @description One pet, with its ETag. Deprecated in favour of GET /pets?ids={petId}: answers carry `Deprecation`, `Sunset` and a `Link` to the successor, and after the sunset date (`x-sunset`) the operation answers 410 `endpoint_sunset`.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['getPet'];
     put?: never;
@@ -242,6 +276,8 @@ export interface paths {
     /**
      * Delete a pet without open orders (else 409 pet_has_open_orders)
      * @description Deletes a pet with no open orders; otherwise 409 `pet_has_open_orders` (cancel or let them complete first). With If-Match, only if the ETag still matches (412 otherwise).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     delete: operations['deletePet'];
     options?: never;
@@ -249,6 +285,8 @@ export interface paths {
     /**
      * Change a pet (a status sets the stock it implies)
      * @description Changes the fields sent. A status sets the stock it implies (`available`: at least one unit, `sold`: none); `pending` is derived from open orders and cannot be sent. With If-Match, only if the ETag still matches (412 otherwise).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     patch: operations['updatePet'];
     trace?: never;
@@ -263,6 +301,8 @@ export interface paths {
     /**
      * Both windows and any ban of the calling key; does not count
      * @description The state of both windows (minute and day) of the calling key and any temporary ban. This call is not counted against the limits, so it is safe to poll before a burst.
+     *
+     *     Needs any key of the account (`read`, `write` or `admin`). Not counted against the account's limits: 120 calls a minute and 20000 a day per key.
      */
     get: operations['getRateLimit'];
     put?: never;
@@ -283,6 +323,8 @@ export interface paths {
     /**
      * Stock and status of each pet, by pet id (keyset pages)
      * @description Stock and derived status of each pet, by pet id in keyset pages, optionally filtered by status. Follow `Link: rel="next"` for the next page.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listInventory'];
     put?: never;
@@ -303,11 +345,15 @@ export interface paths {
     /**
      * One pet's stock and status
      * @description Stock and derived status of one pet, with its ETag (If-None-Match gives 304).
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['getInventoryItem'];
     /**
      * Set a pet's stock; its status follows
      * @description Sets the number of units in stock of a pet; its status follows (`available` with stock, `sold` without, `pending` while orders are open). With If-Match, only if the ETag still matches (412 otherwise).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     put: operations['updateInventoryItem'];
     post?: never;
@@ -327,12 +373,16 @@ export interface paths {
     /**
      * Orders of the account, by id (keyset pages)
      * @description The account's orders in id order, in keyset pages, optionally filtered by pet or completion. Follow `Link: rel="next"` for the next page.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listOrders'];
     put?: never;
     /**
      * Order units of a pet: stock is taken at once; the worker fulfils at ship date
      * @description Orders units of a pet. The stock is taken at once (409 `insufficient_stock` when it cannot be); the worker completes the order at its ship date and emits `order.completed`. Send an Idempotency-Key: a retry with the same key never places a second order.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['placeOrder'];
     delete?: never;
@@ -351,6 +401,8 @@ export interface paths {
     /**
      * One order
      * @description One order of the account, with its ETag (If-None-Match gives 304).
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['getOrder'];
     put?: never;
@@ -358,6 +410,8 @@ export interface paths {
     /**
      * Cancel an open order: its units return to stock
      * @description Cancels an open order; its units return to the pet's stock. A completed order is 409 `order_not_cancellable`. With If-Match, only if the ETag still matches (412 otherwise).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     delete: operations['cancelOrder'];
     options?: never;
@@ -375,6 +429,8 @@ export interface paths {
     /**
      * Requests admitted, refused (429) and bans, per minute, hour or day
      * @description The account's request history as the rate limiter counted it, per UTC bucket, for one key (`keyId`) or the whole account, with the plan's limits alongside. Exact across API replicas; the current minute is included as it happens. Requests answered while the limiter's Redis was unreachable are not counted. Minute buckets are kept 2 days and hour and day buckets 90 days (the operator's `RETENTION_USAGE_MINUTES_DAYS` and `RETENTION_USAGE_HOURS_DAYS`); older buckets read as zero. At most 1,500 buckets per call.
+     *
+     *     Needs any key of the account (`read`, `write` or `admin`). Not counted against the account's limits: 30 calls a minute and 2000 a day per key.
      */
     get: operations['getUsage'];
     put?: never;
@@ -395,12 +451,16 @@ export interface paths {
     /**
      * The account’s webhooks (never their secrets)
      * @description Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listWebhooks'];
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
      * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -422,6 +482,8 @@ export interface paths {
     /**
      * Delete a webhook; its pending deliveries stop
      * @description Deletes a webhook; deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     delete: operations['deleteWebhook'];
     options?: never;
@@ -439,6 +501,8 @@ export interface paths {
     /**
      * Deliveries to a webhook, in either order: attempts, last status, next retry
      * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listWebhookDeliveries'];
     put?: never;
@@ -461,6 +525,8 @@ export interface paths {
     /**
      * Re-enable a webhook disabled after failing deliveries
      * @description Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['enableWebhook'];
     delete?: never;
@@ -481,6 +547,8 @@ export interface paths {
     /**
      * Queue a signed `webhook.test` delivery (one attempt)
      * @description Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['testWebhook'];
     delete?: never;
@@ -1426,31 +1494,31 @@ export interface components {
     RateLimit: string;
     /** @description IETF draft: both windows of the plan */
     'RateLimit-Policy': string;
-    /** @description IETF draft: both windows of the plan; absent when Node refused the request before the API key was read */
+    /** @description IETF draft: both windows of the plan; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'RateLimit-Policy.unlessRefusedBeforeGate': string;
-    /** @description IETF draft: the described window, remaining and seconds to reset; absent when Node refused the request before the API key was read */
+    /** @description IETF draft: the described window, remaining and seconds to reset; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'RateLimit.unlessRefusedBeforeGate': string;
     /** @description Seconds to wait before retrying */
     'Retry-After': number;
     /** @description Limit of the window described (the one with the fewest requests remaining) */
     'X-RateLimit-Limit': number;
-    /** @description Limit of the window described (the one with the fewest requests remaining); absent when Node refused the request before the API key was read */
+    /** @description Limit of the window described (the one with the fewest requests remaining); absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'X-RateLimit-Limit.unlessRefusedBeforeGate': number;
     /** @description Requests remaining in that window */
     'X-RateLimit-Remaining': number;
-    /** @description Requests remaining in that window; absent when Node refused the request before the API key was read */
+    /** @description Requests remaining in that window; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'X-RateLimit-Remaining.unlessRefusedBeforeGate': number;
     /** @description Unix time (seconds) at which that window resets */
     'X-RateLimit-Reset': number;
-    /** @description Unix time (seconds) at which that window resets; absent when Node refused the request before the API key was read */
+    /** @description Unix time (seconds) at which that window resets; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'X-RateLimit-Reset.unlessRefusedBeforeGate': number;
     /** @description Which window is described */
     'X-RateLimit-Resource': 'minute' | 'day';
-    /** @description Which window is described; absent when Node refused the request before the API key was read */
+    /** @description Which window is described; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'X-RateLimit-Resource.unlessRefusedBeforeGate': 'minute' | 'day';
     /** @description Requests counted in that window */
     'X-RateLimit-Used': number;
-    /** @description Requests counted in that window; absent when Node refused the request before the API key was read */
+    /** @description Requests counted in that window; absent when the request was refused before the limiter ran (by Node, or a 503 while too many new keys are checked) */
     'X-RateLimit-Used.unlessRefusedBeforeGate': number;
     /** @description The request id, echoed or generated */
     'X-Request-Id': string;
@@ -1620,17 +1688,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -1736,6 +1804,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -1811,17 +1903,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -1952,7 +2044,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -2113,17 +2205,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -2245,6 +2337,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -2320,17 +2436,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -2441,7 +2557,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -2571,17 +2687,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -2713,7 +2829,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -2867,17 +2983,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -3014,6 +3130,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -3089,17 +3229,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -3223,7 +3363,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -3305,17 +3445,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -3455,7 +3595,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -3538,9 +3678,9 @@ export interface operations {
         };
       };
       /**
-       * @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       * @description The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
        *
-       *     The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
+       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
        */
       422: {
         headers: {
@@ -3616,17 +3756,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -3734,7 +3874,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -3840,17 +3980,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -3989,7 +4129,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -4146,17 +4286,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -4274,6 +4414,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -4349,17 +4513,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -4490,7 +4654,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -4647,17 +4811,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -4767,6 +4931,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -4842,17 +5030,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -4965,6 +5153,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -5040,17 +5252,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -5183,7 +5395,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -5340,17 +5552,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -5485,6 +5697,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -5602,23 +5838,23 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
           /** @description RFC 9745: `@<unix seconds>` of the deprecation */
           Deprecation?: string;
           /** @description `</v1/pets?ids={petId}>; rel="successor-version"` */
           Link?: string;
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
           /** @description RFC 8594: HTTP-date after which the operation answers 410 */
           Sunset?: string;
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -5729,7 +5965,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -5859,17 +6095,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -6003,7 +6239,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -6133,17 +6369,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -6329,17 +6565,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -6446,6 +6682,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -6521,17 +6781,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -6653,6 +6913,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -6728,17 +7012,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -6869,7 +7153,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -6999,17 +7283,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -7119,6 +7403,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -7194,17 +7502,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -7338,7 +7646,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -7499,17 +7807,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -7633,6 +7941,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -7708,17 +8040,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -7829,7 +8161,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -7959,17 +8291,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -8189,17 +8521,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -8304,6 +8636,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -8379,17 +8735,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -8526,7 +8882,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -8609,9 +8965,9 @@ export interface operations {
         };
       };
       /**
-       * @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       * @description The plan's quota of webhooks is reached (quota_exceeded; `details` name the limit)
        *
-       *     The plan's quota of webhooks is reached (quota_exceeded; `details` name the limit)
+       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
        */
       422: {
         headers: {
@@ -8687,17 +9043,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -8805,7 +9161,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -8887,17 +9243,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -9016,6 +9372,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description No such record in this account, or no such route (not_found) */
       404: {
         headers: {
@@ -9091,17 +9471,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -9223,7 +9603,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -9305,17 +9685,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };
@@ -9441,7 +9821,7 @@ export interface operations {
           /**
            * @example {
            *       "code": "insufficient_scope",
-           *       "message": "This API key has no write scope",
+           *       "message": "This API key lacks the scope this operation needs",
            *       "status": 403
            *     }
            */
@@ -9523,17 +9903,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing service is unavailable (service_unavailable); retry after Retry-After */
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
       503: {
         headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
           'Retry-After': components['headers']['Retry-After'];
-          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
-          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
-          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
-          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
-          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           [name: string]: unknown;
         };

@@ -1,0 +1,57 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { preparedQuery } from '@app/database';
+
+/** Reloaded this often as well as on invalidations, in case one was missed. */
+const RELOAD_MS = 60_000;
+
+/**
+ * The display prefixes of live keys issued before tags. A legacy-format key whose prefix is not
+ * here was never issued (or is revoked): refused without Postgres. Nothing is added to the set
+ * over time (new keys are tagged), so it only shrinks as old keys are revoked or rotated.
+ */
+@Injectable()
+export class LegacyKeyPrefixes {
+  private readonly logger = new Logger(LegacyKeyPrefixes.name);
+  /** Undefined until loaded: then every legacy key goes to Postgres. */
+  private prefixes?: Set<string>;
+  private timer?: NodeJS.Timeout;
+  private loading?: Promise<void>;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  start(): Promise<void> {
+    this.timer = setInterval(() => void this.reload(), RELOAD_MS);
+    this.timer.unref();
+    return this.reload();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** False only when the prefix is known not to belong to a live legacy key. */
+  mayExist(prefix: string): boolean {
+    return this.prefixes === undefined || this.prefixes.has(prefix);
+  }
+
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const rows = await preparedQuery<{ prefix: string }>(
+        this.dataSource,
+        `SELECT DISTINCT prefix FROM api_keys
+          WHERE NOT tagged AND revoked_at IS NULL
+            AND (expires_at IS NULL OR expires_at > now()) AND (rotated_out_at IS NULL OR rotated_out_at > now())`,
+        [],
+      );
+      this.prefixes = new Set(rows.map((r) => r.prefix));
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'legacy key prefixes not loaded');
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { preparedQuery } from '@app/database';
+import { REDIS, RedisClient } from '@app/redis';
+import { AuthContext } from './auth-context';
+
+/** Long enough to carry keys through a rolling restart; invalidations delete entries sooner. */
+const TTL_MS = 60 * 60_000;
+/** An entry written by a lookup that raced an invalidation is deleted again this much later. */
+const SECOND_DELETE_MS = 2_000;
+
+const keyOf = (hash: string) => `auth:key:${hash}`;
+
+type Stored = Omit<AuthContext, 'expiresAt' | 'rotatedOutAt' | 'revokedAt'> & {
+  expiresAt: number | null;
+  rotatedOutAt: number | null;
+  revokedAt: number | null;
+};
+
+const ms = (d: Date | null) => (d ? new Date(d).getTime() : null);
+const date = (n: number | null) => (n === null ? null : new Date(n));
+
+/**
+ * Verified keys shared by every API replica in Redis (by key hash), so a replica that has never
+ * seen a key, or just started, finds it without Postgres. Written after a Postgres lookup and
+ * when a key is issued; deleted (twice, 2 s apart) whenever a key or its account changes. Redis
+ * being away only means a Postgres lookup.
+ */
+@Injectable()
+export class SharedKeyMemory {
+  private readonly logger = new Logger(SharedKeyMemory.name);
+
+  constructor(
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async get(hash: string): Promise<AuthContext | undefined> {
+    try {
+      const text = await this.redis.get(keyOf(hash));
+      if (!text) return undefined;
+      const s = JSON.parse(text) as Stored;
+      return { ...s, expiresAt: date(s.expiresAt), rotatedOutAt: date(s.rotatedOutAt), revokedAt: date(s.revokedAt) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async put(hash: string, ctx: AuthContext): Promise<void> {
+    const stored: Stored = {
+      ...ctx,
+      expiresAt: ms(ctx.expiresAt),
+      rotatedOutAt: ms(ctx.rotatedOutAt),
+      revokedAt: ms(ctx.revokedAt),
+    };
+    try {
+      await this.redis.set(keyOf(hash), JSON.stringify(stored), 'PX', TTL_MS);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'verified key not shared');
+    }
+  }
+
+  /** Forgets one key, or every key of an account. */
+  async forget(target: { keyHash?: string; accountId?: number }): Promise<void> {
+    const hashes = target.keyHash ? [target.keyHash] : [];
+    if (target.accountId !== undefined) {
+      const rows = await preparedQuery<{ hash: string }>(
+        this.dataSource,
+        `SELECT key_hash AS hash FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`,
+        [target.accountId],
+      );
+      hashes.push(...rows.map((r) => r.hash));
+    }
+    if (!hashes.length) return;
+    await this.delete(hashes);
+    setTimeout(() => void this.delete(hashes), SECOND_DELETE_MS).unref();
+  }
+
+  /** One DEL per key: on a cluster the keys lie in different slots. */
+  private async delete(hashes: string[]): Promise<void> {
+    try {
+      await Promise.all(hashes.map((hash) => this.redis.del(keyOf(hash))));
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'shared verified keys not forgotten');
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { generateApiKey, generateLegacyApiKey, KeyTags } from '@app/access';
+import { DEVELOPMENT_TAG_KEY } from '@app/config';
+
+/** A key in the current format with a valid checksum whose tag no server key made. */
+export const forgedKey = () => generateApiKey(new KeyTags([{ id: DEVELOPMENT_TAG_KEY.id, key: randomBytes(32) }]));
+
+/** A key in the format issued before tags, valid checksum, never issued. */
+export const forgedLegacyKey = generateLegacyApiKey;
+
+/** A key this deployment could have issued (its tag verifies) that no account holds. */
+export const unissuedKey = () => generateApiKey(new KeyTags([DEVELOPMENT_TAG_KEY]));
