@@ -168,6 +168,14 @@ describe('Kubernetes manifests', () => {
     expect(service.spec.ports.map((p: any) => p.targetPort)).toEqual(['http']);
   });
 
+  it('routes the Ingress to the API Service, and the API trusts exactly its one hop for X-Forwarded-For', () => {
+    const [ingress] = ofKind('Ingress');
+    const service = ofKind('Service').find((s) => s.metadata.name === 'petstore-api');
+    const backends = ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service));
+    expect(backends).toEqual([{ name: service.metadata.name, port: { name: service.spec.ports[0].name } }]);
+    expect(loadConfig({ TRUST_PROXY: configMap().data.TRUST_PROXY }).trustProxy).toBe(1);
+  });
+
   it('fits the connection budget at the autoscalers’ maximum replica counts', () => {
     const config = configMap();
     const poolOf = (d: any) =>
