@@ -17,6 +17,7 @@ import { methodNotAllowed } from './gate/method-not-allowed.middleware';
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 /** Where the OpenAPI document, its rendering and the console are served: no API key, no rate limit. */
@@ -90,7 +91,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
-  app.use(DOCUMENT_PATHS, (_req: unknown, res: { json: (b: unknown) => void }) => res.json(document));
+  app.use(DOCUMENT_PATHS, serveDocument(document));
   app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();
