@@ -133,3 +133,11 @@ describe('TRUST_PROXY', () => {
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,secret-host' })).not.toThrow(/secret-host/);
   });
 });
+
+describe('KEY_ROTATION_GRACE_SECONDS', () => {
+  it('is a day by default and at most 7 days, as a grace asked for over the API', () => {
+    expect(loadConfig({}).keyRotationGraceSeconds).toBe(86_400);
+    expect(loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604800' }).keyRotationGraceSeconds).toBe(604_800);
+    expect(() => loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604801' })).toThrow(/KEY_ROTATION_GRACE_SECONDS/);
+  });
+});

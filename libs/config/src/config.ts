@@ -64,7 +64,8 @@ const schema = z.object({
   PET_GET_SUNSET_AT: z.string().datetime({ offset: true }).default('2027-06-30T00:00:00Z'),
   RATE_LIMIT_BAN_STRIKES: positiveInt.default(10),
   RATE_LIMIT_BAN_SECONDS: positiveInt.default(900),
-  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.default(86_400),
+  // At most 7 days, as a grace asked for over the API (MAX_ROTATION_GRACE_SECONDS in libs/access).
+  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.max(604_800).default(86_400),
   AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
   OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
   OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),

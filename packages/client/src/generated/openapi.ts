@@ -107,7 +107,7 @@ export interface paths {
     put?: never;
     /**
      * Issue a key; the secret is in this answer only
-     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes (403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys (free 10, pro 25, business 100, enterprise 250; revoked, expired and rotated-out keys do not count); one more is 422 `quota_exceeded`.
+     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes (403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys (free 10, pro 25, business 100, enterprise 250; revoked and expired keys do not count, a rotated key counts until its grace period ends); one more is 422 `quota_exceeded`.
      */
     post: operations['createApiKey'];
     delete?: never;
@@ -147,7 +147,7 @@ export interface paths {
     put?: never;
     /**
      * New secret with the same scopes and expiry; the old one works for a grace period
-     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
+     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server, at most 604800: 7 days) so clients can switch over. Until the grace period ends the old secret counts toward the plan's key quota: an account at its quota rotates with a grace of 0, or gets 422 `quota_exceeded`. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
      */
     post: operations['rotateApiKey'];
     delete?: never;
@@ -1280,7 +1280,7 @@ export interface components {
     RotateApiKey: {
       /**
        * Format: int32
-       * @description How long the old secret keeps working
+       * @description How long the old secret keeps working, at most 7 days; until then it counts toward the key quota
        * @default 86400
        */
       gracePeriodSeconds: number;
@@ -4071,7 +4071,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /**
+       * @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       *
+       *     The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
+       */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
