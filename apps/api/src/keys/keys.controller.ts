@@ -44,7 +44,7 @@ export class KeysController {
   @Post()
   @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiQuotaError('keys')
-  @Idempotent()
+  @Idempotent({ secret: true })
   @ApiOperation({
     operationId: 'createApiKey',
     summary: 'Issue a key; the secret is in this answer only',
@@ -64,7 +64,7 @@ export class KeysController {
   ): Promise<IssuedApiKey> {
     // The scope is checked before a stored answer (with its secret) could be replayed.
     assertManages(auth);
-    return this.idempotency.run(res, () => this.keys.create(auth.accountId, body, auth));
+    return this.idempotency.run(res, () => this.keys.create(auth.accountId, body, auth), { secret: true });
   }
 
   @Delete(':keyId')
@@ -86,7 +86,7 @@ export class KeysController {
   @Post(':keyId/rotate')
   @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiQuotaError('keys')
-  @Idempotent()
+  @Idempotent({ secret: true })
   @ApiBody({
     type: RotateApiKeyDto,
     required: false,
@@ -113,6 +113,8 @@ export class KeysController {
   ): Promise<IssuedApiKey> {
     // As for create: the scope is checked before a stored answer (with its secret) could be replayed.
     assertManages(auth);
-    return this.idempotency.run(res, () => this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth));
+    return this.idempotency.run(res, () => this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth), {
+      secret: true,
+    });
   }
 }

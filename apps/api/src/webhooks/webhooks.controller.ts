@@ -40,13 +40,13 @@ export class WebhooksController {
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
   @ApiQuotaError('webhooks')
-  @Idempotent()
+  @Idempotent({ secret: true })
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewWebhookDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<CreatedWebhookSchema> {
-    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body));
+    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body), { secret: true });
   }
 
   @Get()

@@ -3336,7 +3336,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path?: never;
@@ -3871,7 +3871,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path: {
@@ -8414,7 +8414,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path?: never;
