@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * The account’s domain events, oldest first; poll with `after` for new ones
-     * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
+     * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that. The `api_key.*` events are listed only to a key with the `admin` scope; another key does not see them, and asking for one with `type` is 403 `insufficient_scope`.
      */
     get: operations['listEvents'];
     put?: never;
@@ -400,7 +400,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -1066,7 +1066,7 @@ export interface components {
       status: 'available' | 'sold';
     };
     NewWebhook: {
-      /** @description The event types to deliver */
+      /** @description The event types to deliver; `api_key.*` ones need a key with the `admin` scope */
       events: (
         | 'pet.created'
         | 'pet.updated'
@@ -3009,6 +3009,30 @@ export interface operations {
            *       "code": "missing_api_key",
            *       "message": "Missing api key",
            *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key has no write scope",
+           *       "status": 403
            *     }
            */
           'application/json': components['schemas']['Error'];
