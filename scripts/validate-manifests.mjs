@@ -9,6 +9,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import * as core from 'kubernetes-models/v1';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as policy from 'kubernetes-models/policy/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import * as autoscaling from 'kubernetes-models/autoscaling/v2';
 import * as keda from '@kubernetes-models/keda/keda.sh/v1alpha1';
 
@@ -17,6 +18,7 @@ const MODELS = {
   v1: core,
   'apps/v1': apps,
   'policy/v1': policy,
+  'networking.k8s.io/v1': networking,
   'autoscaling/v2': autoscaling,
   'keda.sh/v1alpha1': keda,
 };

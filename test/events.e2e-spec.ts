@@ -126,6 +126,24 @@ describe('GET /v1/events', () => {
     expect(after.body.some((e) => mine.includes(e.id))).toBe(false);
   });
 
+  it('lists api_key.* events only to a key with the admin scope', async () => {
+    const owner = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const plain = await owner.post('/v1/keys', { name: 'no admin', scopes: ['read', 'write'] });
+    expect(plain.status).toBe(201);
+    expect((await owner.post('/v1/categories', { name: 'admin events' })).status).toBe(201);
+    const noAdmin = owner.withKey(plain.body.secret);
+
+    const types = async (http: HttpClient, query = '') =>
+      (await http.get<PublicEvent[]>(`/v1/events${query}`)).body.map((e) => e.type);
+    expect(await types(owner)).toEqual(['api_key.created', 'api_key.created', 'category.created']);
+    expect(await types(noAdmin)).toEqual(['category.created']);
+    expect(await types(noAdmin, '?order=newest')).toEqual(['category.created']);
+    const asked = await noAdmin.get('/v1/events?type=api_key.created');
+    expect(asked.status).toBe(403);
+    expect(asked.body).toEqual(expect.objectContaining({ code: 'insufficient_scope' }));
+    expect(await types(owner, '?type=api_key.created')).toEqual(['api_key.created', 'api_key.created']);
+  });
+
   it('is marked beta in the OpenAPI document', async () => {
     const doc = (await a.get('/openapi.json')).body;
     const op = doc.paths['/events'].get;

@@ -81,6 +81,52 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(theirs.body.id).not.toBe(mine.body.id);
   });
 
+  it('replays an answer holding a secret only to the key that made the first request; other answers to any key', async () => {
+    // Two admin keys of one account (the second made by the first, `admin` asked for).
+    const second = await http.post('/v1/keys', { name: 'second admin', scopes: ['read', 'write', 'admin'] });
+    const other = http.withKey(second.body.secret);
+    const key = randomUUID();
+    const first = await http.post('/v1/keys', { name: 'secret once' }, { headers: { 'Idempotency-Key': key } });
+    expect(first.status).toBe(201);
+    const stolen = await other.post('/v1/keys', { name: 'secret once' }, { headers: { 'Idempotency-Key': key } });
+    expectErrorBody(stolen, 422, 'idempotency_key_reused');
+    expect(stolen.body.message).toMatch(/another API key/);
+    expect(stolen.text).not.toContain(first.body.secret);
+    // The key that asked first still gets its answer again.
+    const mine = await http.post('/v1/keys', { name: 'secret once' }, { headers: { 'Idempotency-Key': key } });
+    expect(replayed(mine)).toBe('true');
+    expect(mine.body.secret).toBe(first.body.secret);
+
+    // Rotation and webhook answers hold secrets too.
+    const rotateKey = randomUUID();
+    const rotated = await http.post(
+      `/v1/keys/${first.body.id}/rotate`,
+      {},
+      { headers: { 'Idempotency-Key': rotateKey } },
+    );
+    expect(rotated.status).toBe(201);
+    expectErrorBody(
+      await other.post(`/v1/keys/${first.body.id}/rotate`, {}, { headers: { 'Idempotency-Key': rotateKey } }),
+      422,
+      'idempotency_key_reused',
+    );
+    const hookKey = randomUUID();
+    const hook = { url: 'https://93.184.216.34/idem-secret', events: ['webhook.disabled'] };
+    expect((await http.post('/v1/webhooks', hook, { headers: { 'Idempotency-Key': hookKey } })).status).toBe(201);
+    expectErrorBody(
+      await other.post('/v1/webhooks', hook, { headers: { 'Idempotency-Key': hookKey } }),
+      422,
+      'idempotency_key_reused',
+    );
+
+    // An answer without a secret replays to any key of the account, as before.
+    const messageKey = randomUUID();
+    const message = await postMessage('any key replays', messageKey);
+    const again = await postMessage('any key replays', messageKey, other);
+    expect(replayed(again)).toBe('true');
+    expect(again.body).toEqual(message.body);
+  });
+
   it('answers 409 idempotency_key_in_use while the first request is still running', async () => {
     const key = randomUUID();
     const pg = new Client({ connectionString: api.config.databaseUrl });

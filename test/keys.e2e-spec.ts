@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
-import { KEY_PATTERN } from '@app/access';
+import { ApiKeysService, KEY_PATTERN } from '@app/access';
 import { unissuedKey } from './support/keys';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
@@ -223,6 +223,45 @@ describe('API keys, scopes and tenancy', () => {
       expect((await a.get('/v1/keys')).body.map((k: { id: number }) => k.id)).not.toContain(old.id);
     });
 
+    it('keys in their rotation grace count toward the quota: rotating at the quota is 422, without a grace it is a swap', async () => {
+      const owner = keep(await createAccount(api, 'free'));
+      const o = new HttpClient(api.url, owner.apiKey);
+      const made: { id: number; secret: string }[] = [];
+      for (let i = 0; i < 8; i++) made.push(keep((await o.post('/v1/keys', { name: `quota ${i}` })).body));
+      // 9 keys; a rotation with a grace period makes it 10 working secrets, the free plan's quota.
+      const rotated = await o.post(`/v1/keys/${made[0].id}/rotate`, { gracePeriodSeconds: 3_600 });
+      expect(rotated.status).toBe(201);
+      keep(rotated.body);
+      expectErrorBody(await o.post('/v1/keys', { name: 'one too many' }), 422, 'quota_exceeded');
+      expectErrorBody(
+        await o.post(`/v1/keys/${made[1].id}/rotate`, { gracePeriodSeconds: 3_600 }),
+        422,
+        'quota_exceeded',
+      );
+      // The refused rotation changed nothing.
+      const listed = (await o.get('/v1/keys')).body.find((k: { id: number }) => k.id === made[1].id);
+      expect(listed.rotatedOutAt).toBeNull();
+      // Without a grace period the old secret stops at once: the new one takes its place.
+      const swapped = await o.post(`/v1/keys/${made[1].id}/rotate`, { gracePeriodSeconds: 0 });
+      expect(swapped.status).toBe(201);
+      keep(swapped.body);
+      expectErrorBody(await o.get('/v1/account', { key: made[1].secret }), 401, 'invalid_api_key');
+      expectErrorBody(await o.post('/v1/keys', { name: 'still too many' }), 422, 'quota_exceeded');
+    });
+
+    it('a grace period longer than 7 days is refused by the API and by the service the CLI calls', async () => {
+      const key = keep((await a.post('/v1/keys', { name: 'long grace' })).body);
+      const res = await a.post(`/v1/keys/${key.id}/rotate`, { gracePeriodSeconds: 604_801 });
+      expectErrorBody(res, 400, 'validation_failed');
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'gracePeriodSeconds' })]);
+      await expect(api.app.get(ApiKeysService).rotate(account.accountId, key.id, 604_801)).rejects.toMatchObject({
+        code: 'validation_failed',
+        status: 400,
+      });
+      const week = keep((await a.post(`/v1/keys/${key.id}/rotate`, { gracePeriodSeconds: 604_800 })).body);
+      expect(week.id).not.toBe(key.id);
+    });
+
     it('rotation grace defaults to 24 h', async () => {
       const old = keep((await a.post('/v1/keys', { name: 'default grace' })).body);
       keep((await a.post(`/v1/keys/${old.id}/rotate`)).body);
@@ -294,7 +333,7 @@ describe('API keys, scopes and tenancy', () => {
     });
 
     it('a bad grace period, a malformed key id, an unknown key id', async () => {
-      for (const gracePeriodSeconds of [-1, 1.5, 'soon', 2_592_001]) {
+      for (const gracePeriodSeconds of [-1, 1.5, 'soon', 604_801]) {
         const res = await a.post(`/v1/keys/${account.keyId}/rotate`, { gracePeriodSeconds });
         expectErrorBody(res, 400, 'validation_failed');
       }

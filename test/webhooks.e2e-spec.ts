@@ -343,6 +343,26 @@ describe('webhooks', () => {
     expect((await owner.get('/v1/webhooks')).body.map((w: { id: number }) => w.id)).toEqual([hook.id]);
   });
 
+  it('subscribing to api_key.* events needs the admin scope; a non-admin key’s webhook gets none of them', async () => {
+    const owner = await account();
+    const plain = await owner.post('/v1/keys', { name: 'no admin', scopes: ['read', 'write'] });
+    const noAdmin = owner.withKey(plain.body.secret);
+    const r = await receiver();
+    for (const events of [['api_key.created'], ['category.created', 'api_key.banned']]) {
+      const refused = await noAdmin.post('/v1/webhooks', { url: r.url, events });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual(expect.objectContaining({ code: 'insufficient_scope' }));
+      expect(refused.body.details).toEqual([expect.objectContaining({ field: 'events' })]);
+    }
+    expect((await owner.get('/v1/webhooks')).body).toEqual([]);
+
+    await subscribe(noAdmin, r.url, ['category.created']);
+    await createAndRevokeKey(owner);
+    expect((await owner.post('/v1/categories', { name: 'after the keys' })).status).toBe(201);
+    await eventually(async () => r.requests.length > 0);
+    expect(r.requests.map((req) => JSON.parse(req.body).type)).toEqual(['category.created']);
+  });
+
   it('validates the subscription', async () => {
     const http = await account();
     for (const body of [

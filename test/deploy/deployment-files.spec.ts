@@ -69,10 +69,10 @@ describe('Kubernetes manifests', () => {
     }
   });
 
-  it('probes the health routes on the ports the apps listen on', () => {
+  it('probes the health routes on the apps’ ops ports (the API’s METRICS_PORT, not its public PORT)', () => {
     const config = manifests.find(({ doc }) => doc.kind === 'ConfigMap')?.doc;
     const expectedPort: Record<string, number> = {
-      'dist/apps/api/main.js': Number(config.data.PORT ?? defaults.port),
+      'dist/apps/api/main.js': Number(config.data.METRICS_PORT ?? defaults.metricsPort),
       'dist/apps/worker/main.js': Number(config.data.WORKER_PORT ?? defaults.workerPort),
     };
     let probed = 0;
@@ -81,6 +81,7 @@ describe('Kubernetes manifests', () => {
       if (port === undefined) continue;
       for (const probe of ['readinessProbe', 'livenessProbe']) {
         const get = c[probe].httpGet;
+        if (c.startupProbe) expect(c.startupProbe.httpGet.port).toBe(get.port);
         expect(PROBE_PATHS).toContain(get.path);
         const named = c.ports.find((p: any) => p.name === get.port);
         expect(named.containerPort).toBe(port);
@@ -89,6 +90,9 @@ describe('Kubernetes manifests', () => {
     }
     expect(probed).toBe(6);
     expect(readFileSync(join(root, 'apps/worker/src/ops/ops-server.service.ts'), 'utf8')).toContain("'/health/ready'");
+    expect(readFileSync(join(root, 'apps/api/src/metrics/metrics-server.service.ts'), 'utf8')).toContain(
+      "'/health/ready'",
+    );
   });
 
   it('runs one worker Deployment per queue group, each queue in one group, scaled on its own queues’ wait lists', () => {
@@ -166,6 +170,14 @@ describe('Kubernetes manifests', () => {
     expect(api.spec.template.spec.containers[0].ports.map((p: any) => p.containerPort)).toContain(metricsPort);
     const service = ofKind('Service')[0];
     expect(service.spec.ports.map((p: any) => p.targetPort)).toEqual(['http']);
+  });
+
+  it('routes the Ingress to the API Service, and the API trusts exactly its one hop for X-Forwarded-For', () => {
+    const [ingress] = ofKind('Ingress');
+    const service = ofKind('Service').find((s) => s.metadata.name === 'petstore-api');
+    const backends = ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service));
+    expect(backends).toEqual([{ name: service.metadata.name, port: { name: service.spec.ports[0].name } }]);
+    expect(loadConfig({ TRUST_PROXY: configMap().data.TRUST_PROXY }).trustProxy).toBe(1);
   });
 
   it('fits the connection budget at the autoscalers’ maximum replica counts', () => {

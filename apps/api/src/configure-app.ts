@@ -1,8 +1,8 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
-import { AppConfig } from '@app/config';
+import { AppConfig, Clock } from '@app/config';
 import {
   accessLog,
   httpMetricsMiddleware,
@@ -14,9 +14,11 @@ import {
 import { consoleAssets, consoleDirectory } from './console/console-assets';
 import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
+import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { RouteTable } from './gate/route-table';
+import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 /** Where the OpenAPI document, its rendering and the console are served: no API key, no rate limit. */
@@ -51,13 +53,15 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   const gate = app.get(RequestGateMiddleware);
   const publicPaths = PublicPaths.of(app, [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH]);
   app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
-  app.set('trust proxy', config.trustProxy || false);
+  app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
   app.set('etag', false);
   app.disable('x-powered-by');
   // First, so the server span covers the whole stack; absent (not even a no-op) when tracing is off.
   if (tracingEnabled()) app.use(httpTracingMiddleware);
   app.use(accessLog(rootLogger(config, 'api')));
   app.use(httpMetricsMiddleware);
+  const trustFn = (app.getHttpAdapter().getInstance() as { get(name: string): TrustFn }).get('trust proxy fn');
+  app.use(new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name)).use);
   // The headers that still protect a JSON API and its docs page. The ones for legacy
   // browsers, Flash and HTML documents are left out: each header is set on every answer,
   // and the API answers thousands a second.
@@ -90,7 +94,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.use(jsonBody(config.bodyLimitBytes));
   app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
-  app.use(DOCUMENT_PATHS, (_req: unknown, res: { json: (b: unknown) => void }) => res.json(document));
+  app.use(DOCUMENT_PATHS, serveDocument(document));
   app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     next();

@@ -98,7 +98,7 @@ class ApiRequest extends IncomingMessage {
  * (a null-prototype dictionary) takes V8's slow path for every property added.
  */
 class ApiResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
-  locals: Record<string, unknown> = { auth: undefined, rateLimit: undefined };
+  locals: Record<string, unknown> = { auth: undefined, rateLimit: undefined, policy: undefined };
   override statusCode = 200;
   override statusMessage = undefined as unknown as string;
 }

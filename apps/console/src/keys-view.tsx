@@ -99,7 +99,7 @@ export function KeysView({ client, onKeyRejected }: { client: PetstoreClient; on
           <input
             type="number"
             min={0}
-            max={2_592_000}
+            max={604_800}
             value={grace}
             onInput={(e) => setGrace(Number((e.target as HTMLInputElement).value))}
           />

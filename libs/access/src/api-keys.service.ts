@@ -47,6 +47,9 @@ const ACTIVE = (now: string) =>
 const MANAGER = (now: string) =>
   `'admin' = ANY(k.scopes) AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND k.rotated_out_at IS NULL`;
 
+/** Longest rotation grace: an old secret that works for weeks would be a second key in all but the quota. */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
+
 /** Scopes of a key the operator CLI makes without `--scopes`. */
 const DEFAULT_SCOPES: Scope[] = ['read', 'write'];
 /** The key an account owner gets from the CLI (account:create, seed:demo). */
@@ -212,10 +215,15 @@ export class ApiKeysService {
     await this.broadcast({ keyHash: key.keyHash });
   }
 
-  /** A new secret with the same name, scopes and expiry; the old one works until the grace period ends. */
+  /**
+   * A new secret with the same name, scopes and expiry; the old one works until the grace period
+   * (at most 7 days) ends, and counts toward the key quota until then: at the quota, 422.
+   */
   async rotate(accountId: number, keyId: number, gracePeriodSeconds?: number, caller?: Caller): Promise<IssuedApiKey> {
     if (caller) assertManages(caller);
     const grace = gracePeriodSeconds ?? this.config.keyRotationGraceSeconds;
+    if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS)
+      throw ApiError.validation('gracePeriodSeconds', `must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
     const { issued, oldHash } = await this.tx.run(async (tx) => {
       const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
       const old = await this.findActive(tx, accountId, keyId);
@@ -228,6 +236,8 @@ export class ApiKeysService {
         old.id,
         old.rotatedOutAt,
       ]);
+      // After the update: an old key with no grace left is out, so the new one takes its place.
+      await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
       const fresh = await this.issue(tx, accountId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt });
       // Before the commit, so the new secret is never usable unbanned. Without Redis the rotation
       // still happens: bans are not enforced during an outage anyway, and rotating a leaked key

@@ -5,7 +5,7 @@ import { preparedQuery } from '@app/database';
 
 /** How many of each resource an account may hold at once. */
 export interface Quotas {
-  /** Keys that work and are not on their way out (rotated-out keys in their grace period do not count). */
+  /** Keys that work, rotated-out ones included until their grace period ends (they still authenticate). */
   keys: number;
   webhooks: number;
 }
@@ -25,7 +25,7 @@ export type QuotaResource = keyof Quotas;
 
 const COUNTS: Record<QuotaResource, string> = {
   keys: `SELECT count(*)::int AS n FROM api_keys
-          WHERE account_id = $1 AND revoked_at IS NULL AND rotated_out_at IS NULL
+          WHERE account_id = $1 AND revoked_at IS NULL AND (rotated_out_at IS NULL OR rotated_out_at > $2)
             AND (expires_at IS NULL OR expires_at > $2)`,
   webhooks: 'SELECT count(*)::int AS n FROM webhooks WHERE account_id = $1',
 };

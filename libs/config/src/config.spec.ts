@@ -91,3 +91,53 @@ describe('RETENTION_*_DAYS', () => {
     expect(loadConfig({ RETENTION_MESSAGES_DAYS: '0.5' }).retention.messagesDays).toBe(0.5);
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('trusts no proxy by default, one hop for true, N hops for a number', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
+
+  it('takes a comma-separated list of IPv4 and IPv6 addresses and CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8,192.0.2.7 ,fd00::/8,::1' }).trustProxy).toEqual([
+      '127.0.0.1/32',
+      '10.0.0.0/8',
+      '192.0.2.7',
+      'fd00::/8',
+      '::1',
+    ]);
+  });
+
+  it.each([
+    '10.0.0.0/33',
+    '::/129',
+    '10.0.0.0/8/1',
+    '10.0.0.0/x',
+    '10.1',
+    '0x7f.0.0.1',
+    'loopback',
+    '10.0.0.1,',
+    'yes',
+  ])('refuses %s, naming the variable and the bad entry by position', (value) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
+      /^invalid configuration: TRUST_PROXY: must be true, false, a number/,
+    );
+  });
+
+  it('names the bad entries by position without echoing them', () => {
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,secret-host,::1,x' })).toThrow(
+      /\(entries not understood: 2, 4\)$/,
+    );
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,secret-host' })).not.toThrow(/secret-host/);
+  });
+});
+
+describe('KEY_ROTATION_GRACE_SECONDS', () => {
+  it('is a day by default and at most 7 days, as a grace asked for over the API', () => {
+    expect(loadConfig({}).keyRotationGraceSeconds).toBe(86_400);
+    expect(loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604800' }).keyRotationGraceSeconds).toBe(604_800);
+    expect(() => loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604801' })).toThrow(/KEY_ROTATION_GRACE_SECONDS/);
+  });
+});

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
@@ -54,20 +55,17 @@ const schema = z.object({
   REDIS_TLS: bool.default('false'),
   LOG_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // true (or 1) trusts the one proxy in front of us; N trusts N hops. Never "all": the
-  // left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
-  TRUST_PROXY: z
-    .string()
-    .regex(/^(true|false|\d+)$/, 'must be true, false or a number of proxy hops')
-    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v)))
-    .default('false'),
+  // true (or 1) trusts the one proxy in front of us; N trusts N hops; a list trusts the peers in
+  // it. Never "all": the left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
+  TRUST_PROXY: z.string().transform(trustProxyOf).default('false'),
   CORS_ORIGINS: z.string().default(''),
   BODY_LIMIT_BYTES: positiveInt.default(100 * 1024),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   PET_GET_SUNSET_AT: z.string().datetime({ offset: true }).default('2027-06-30T00:00:00Z'),
   RATE_LIMIT_BAN_STRIKES: positiveInt.default(10),
   RATE_LIMIT_BAN_SECONDS: positiveInt.default(900),
-  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.default(86_400),
+  // At most 7 days, as a grace asked for over the API (MAX_ROTATION_GRACE_SECONDS in libs/access).
+  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.max(604_800).default(86_400),
   AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
   // Postgres lookups of keys no cache holds, per API process: at once, and started per second.
   AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
@@ -132,6 +130,32 @@ const schema = z.object({
         for (const message of secretKeyProblems(v, SECRET_KEY_ID)) ctx.addIssue({ code: 'custom', message });
     }),
 });
+
+/** An IPv4 address in dotted decimal or an IPv6 address, optionally with a /prefix: what Express's proxy-addr takes. */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const bits = ipaddr.IPv4.isValidFourPartDecimal(address) ? 32 : ipaddr.IPv6.isValid(address) ? 128 : 0;
+  if (!bits || rest.length) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+}
+
+/** Hops (0: none) or the trusted proxies' addresses and CIDRs; entries are named by position, not echoed. */
+function trustProxyOf(text: string, ctx: z.RefinementCtx): number | string[] {
+  const v = text.trim();
+  if (v === 'false') return 0;
+  if (v === 'true') return 1;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v.split(',').map((entry) => entry.trim());
+  const bad = entries.flatMap((entry, i) => (isAddressOrCidr(entry) ? [] : [i + 1]));
+  if (bad.length) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be true, false, a number of proxy hops or a comma-separated list of IP addresses and CIDRs (entries not understood: ${bad.join(', ')})`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+}
 
 /** Whole-environment rules: a production process never encrypts under the public development key. */
 const checked = schema.superRefine((e, ctx) => {
@@ -257,8 +281,11 @@ export class AppConfig {
   readonly logLevel: Env['LOG_LEVEL'];
   /** Log to this file instead of stdout (tests scan it for leaked secrets). */
   readonly logFile?: string;
-  /** How many proxies in front of the API to trust for X-Forwarded-For (0: none). */
-  readonly trustProxy: number;
+  /**
+   * Whom the API trusts for X-Forwarded-For: a number of proxy hops (0: none), or the addresses
+   * and CIDRs of the proxies in front of it (a peer outside them is the client itself).
+   */
+  readonly trustProxy: number | string[];
   readonly corsOrigins: string[];
   readonly bodyLimitBytes: number;
   readonly shutdownGraceMs: number;

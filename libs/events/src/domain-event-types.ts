@@ -22,6 +22,14 @@ export const DOMAIN_EVENT_TYPES = [
 
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
+/**
+ * Events about the account's API keys (who made, rotated, revoked which key, which was banned):
+ * shown and delivered only to keys with the `admin` scope, the ones that manage keys.
+ */
+export const ADMIN_EVENT_TYPES: readonly DomainEventType[] = DOMAIN_EVENT_TYPES.filter((t) => t.startsWith('api_key.'));
+
+export const isAdminEventType = (type: string): boolean => (ADMIN_EVENT_TYPES as readonly string[]).includes(type);
+
 export interface NewDomainEvent {
   accountId: number;
   type: DomainEventType;

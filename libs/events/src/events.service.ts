@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { accountFeedPage, DomainEvent, FeedOrder, preparedQuery, ReadReplicas } from '@app/database';
+import { ADMIN_EVENT_TYPES } from './domain-event-types';
 import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
 /** A page of the event log, optionally of one event type. */
@@ -8,6 +9,8 @@ export interface EventListQuery {
   after?: number;
   type?: string;
   order?: FeedOrder;
+  /** Include the api_key.* events (ADMIN_EVENT_TYPES): only for a key with the `admin` scope. */
+  adminEvents: boolean;
 }
 
 /** Reads the account's event log (written only by TransactionService's tx.emit). */
@@ -20,11 +23,12 @@ export class EventsService {
     const page = accountFeedPage('e', accountId, q.order ?? 'oldest', q.after, 0);
     const params = page.params;
     const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
+    const notAdmin = q.adminEvents ? '' : `AND e.type <> ALL($${params.push(ADMIN_EVENT_TYPES)}::text[])`;
     // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.
     const rows = await preparedQuery<DomainEvent>(
       this.replicas.forStaleRead(),
       `SELECT ${EVENT_COLUMNS} FROM events e
-        WHERE ${page.where} ${byType} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
+        WHERE ${page.where} ${byType} ${notAdmin} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
       params,
     );
     return rows.map(toPublicEvent);

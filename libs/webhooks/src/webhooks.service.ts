@@ -4,7 +4,7 @@ import { AppConfig } from '@app/config';
 import { FeedOrder, Page, preparedQuery, ReadReplicas, Webhook, WebhookDelivery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
-import { DomainEventType, TransactionService } from '@app/events';
+import { DomainEventType, isAdminEventType, TransactionService } from '@app/events';
 import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
@@ -66,7 +66,17 @@ export class WebhooksService {
     this.secrets = new WebhookSecretBox(config.webhookSecretKeys);
   }
 
-  async create(accountId: number, input: NewWebhook): Promise<WebhookView & { secret: string }> {
+  /** `scopes`: the creating key's; api_key.* events (ADMIN_EVENT_TYPES) go only to webhooks an `admin` key made. */
+  async create(
+    accountId: number,
+    input: NewWebhook,
+    scopes: readonly string[],
+  ): Promise<WebhookView & { secret: string }> {
+    const adminOnly = input.events.filter(isAdminEventType);
+    if (adminOnly.length && !scopes.includes('admin')) {
+      const message = `${adminOnly.join(', ')} need the admin scope, which this API key lacks`;
+      throw new ApiError('insufficient_scope', `events: ${message}`, [{ field: 'events', message }]);
+    }
     let url: URL;
     try {
       ({ url } = await resolveWebhookTarget(input.url, this.config.webhooks.allowPrivateUrls, undefined, 'accept'));

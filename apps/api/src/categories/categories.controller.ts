@@ -46,7 +46,7 @@ export class CategoriesController {
   }
 
   @Post()
-  @Policy({ scope: 'write', idempotent: true })
+  @Policy({ scope: 'write', idempotent: 'account' })
   @ApiOperation({
     operationId: 'createCategory',
     summary: 'Create a category (names unique per account, any case)',

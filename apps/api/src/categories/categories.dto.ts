@@ -45,4 +45,3 @@ export class CategorySchema extends NewCategoryDto {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'Unique identifier assigned on creation' })
   id!: number;
 }
-

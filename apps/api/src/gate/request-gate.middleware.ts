@@ -16,7 +16,7 @@ import {
 } from '@app/access';
 import type { Scope } from '@app/database';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
-import type { OwnBudget, RouteScope } from './route-policy.decorator';
+import type { OwnBudget, RoutePolicy, RouteScope } from './route-policy.decorator';
 import type { RouteTable } from './route-table';
 
 // On res.locals (the API's server declares these two fields up front, see http-server.ts) rather
@@ -28,6 +28,8 @@ declare module 'express-serve-static-core' {
     auth?: AuthContext;
     /** The account's limiter state for this request (GET /rate_limit reports it). */
     rateLimit?: RateLimitDecision;
+    /** The route's policy (who gets idempotent replays, among others). */
+    policy?: RoutePolicy;
   }
 }
 
@@ -112,6 +114,7 @@ export class RequestGateMiddleware {
       throw new ApiError('insufficient_scope', `This API key lacks the ${policy.scope} scope this operation needs`);
     }
     res.locals.auth = auth;
+    res.locals.policy = policy;
   }
 
   private report(res: Response, decision: RateLimitDecision, now: number): void {

@@ -18,8 +18,12 @@ export interface RoutePolicy {
   scope: RouteScope;
   /** `account`: the account's plan budget; otherwise the key's own budget for this route. */
   metering: 'account' | OwnBudget;
-  /** Takes an Idempotency-Key (the handler runs its work through IdempotencyService). */
-  idempotent: boolean;
+  /**
+   * Takes an Idempotency-Key (the handler runs its work through IdempotencyService), and who
+   * gets a replay: any key of the account, or only the key that asked first (answers holding a
+   * secret).
+   */
+  idempotent: false | 'account' | 'same-key';
   stability: 'stable' | 'beta' | 'experimental';
   deprecated: boolean;
 }
@@ -43,5 +47,6 @@ export const POLICY_EXTENSION = 'x-policy';
  */
 export function Policy(input: RoutePolicyInput): MethodDecorator {
   const policy: RoutePolicy = { ...DEFAULTS, ...input };
-  return applyDecorators(ApiExtension(POLICY_EXTENSION, policy), ...(policy.idempotent ? [Idempotent()] : []));
+  const idempotent = policy.idempotent ? [Idempotent({ secret: policy.idempotent === 'same-key' })] : [];
+  return applyDecorators(ApiExtension(POLICY_EXTENSION, policy), ...idempotent);
 }

@@ -43,9 +43,7 @@ function statedPolicy(op: Json): RoutePolicy | undefined {
     metering: metering.budget
       ? ({ name: metering.budget, perMinute: metering.perMinute, perDay: metering.perDay } as OwnBudget)
       : 'account',
-    idempotent: ((op.parameters ?? []) as Json[]).some(
-      (p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key',
-    ),
+    idempotent: op['x-idempotent'] ?? false,
     stability: op['x-stability'] ?? 'stable',
     deprecated: op.deprecated === true,
   };

@@ -2,5 +2,6 @@ import { Module } from '@nestjs/common';
 import { ReadinessService } from '@app/observability';
 import { HealthController } from './health.controller';
 
-@Module({ controllers: [HealthController], providers: [ReadinessService] })
+// Exported for the metrics server, which answers the same probes on METRICS_PORT.
+@Module({ controllers: [HealthController], providers: [ReadinessService], exports: [ReadinessService] })
 export class HealthModule {}

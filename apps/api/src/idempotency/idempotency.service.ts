@@ -24,7 +24,9 @@ function headersAddedSince(res: Response, before: Headers): Headers {
  * @Idempotent() documents it. The first answer for an account and key is stored for 24 h and
  * replayed, with `Idempotent-Replayed: true`, to a retry with the same method, path and body;
  * another body is 422, a retry while the first request is still running is 409. 5xx answers and
- * 400s (rejected input: nothing was done) are not stored, so the key can be used again.
+ * 400s (rejected input: nothing was done) are not stored, so the key can be used again. An
+ * answer holding a secret (`secret: true`) is replayed only to the API key that made the first
+ * request; another key of the account gets 422, so a key cannot read a secret issued to another.
  * A call in the handler rather than an interceptor: Nest's interceptor chain ran on every
  * request, with or without the header, and cost ~15% of the instructions of POST /v1/messages.
  */
@@ -40,7 +42,7 @@ export class IdempotencyService {
     if (key === undefined || !auth) return work();
 
     const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
-    const claim = await this.store.claim(auth.accountId, key, fingerprint);
+    const claim = await this.store.claim(auth.accountId, key, fingerprint, auth.keyId);
     if (claim.kind === 'unavailable') return work();
     if (claim.kind !== 'acquired') {
       if (claim.fingerprint !== fingerprint) {
@@ -55,6 +57,14 @@ export class IdempotencyService {
           `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry after it completes`,
         );
       }
+      // Answers holding a secret replay to the key that asked first only (the route's @Policy).
+      if (res.locals.policy?.idempotent === 'same-key' && claim.keyId !== auth.keyId) {
+        throw new ApiError(
+          'idempotency_key_reused',
+          `This ${IDEMPOTENCY_HEADER} was used by another API key of the account, and the answer holds a secret ` +
+            'only that key may see again; use a new key',
+        );
+      }
       // The stored answer of this very operation: the type the handler returns.
       return this.replay(res, claim.response) as T;
     }
@@ -65,7 +75,8 @@ export class IdempotencyService {
       body = await work();
     } catch (err) {
       const keep = err instanceof ApiError && err.status !== 400 && err.status < 500;
-      if (keep) await this.store.complete(claim, { status: err.status, headers: { ...err.headers }, body: err.toBody() });
+      if (keep)
+        await this.store.complete(claim, { status: err.status, headers: { ...err.headers }, body: err.toBody() });
       else await this.store.release(claim);
       throw err;
     }

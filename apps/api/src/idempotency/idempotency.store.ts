@@ -22,15 +22,16 @@ interface Owned {
 export type Claim =
   | ({ kind: 'acquired' } & Owned)
   | { kind: 'in_flight'; fingerprint: string }
-  | { kind: 'done'; fingerprint: string; response: StoredResponse }
+  /** `keyId`: the API key that made the first request (undefined in records older than it). */
+  | { kind: 'done'; fingerprint: string; response: StoredResponse; keyId?: number }
   /** Redis is unreachable: the request goes ahead unprotected (see docs/messages-and-idempotency.md). */
   | { kind: 'unavailable' };
 
 // One round trip: either the record that exists, or a new in-flight claim.
 const CLAIM = `
-local existing = redis.call('HMGET', KEYS[1], 'fp', 'response')
+local existing = redis.call('HMGET', KEYS[1], 'fp', 'response', 'key')
 if existing[1] then return existing end
-redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'token', ARGV[2])
+redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'token', ARGV[2], 'key', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return nil`;
 // Only the claim's owner may store or drop it (a claim that expired may belong to another request).
@@ -63,25 +64,30 @@ function unseal(sealed: string, key: Buffer): StoredResponse {
   return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
 }
 
-/** Idempotency records in Redis, one hash per account and key: fingerprint, owner token, answer. */
+/** Idempotency records in Redis, one hash per account and key: fingerprint, owner token, API key id, answer. */
 @Injectable()
 export class IdempotencyStore {
   private readonly logger = new Logger(IdempotencyStore.name);
 
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
-  async claim(accountId: number, key: string, fingerprint: string): Promise<Claim> {
+  async claim(accountId: number, key: string, fingerprint: string, keyId: number): Promise<Claim> {
     // The key is hashed: any printable characters, fixed length, and the client's text is not kept.
     const redisKey = `idem:{${accountId}}:${sha256('name', key).toString('hex')}`;
     const sealKey = sha256('seal', key);
     const token = randomUUID();
     try {
-      const found = (await this.redis.eval(CLAIM, 1, redisKey, fingerprint, token, IN_FLIGHT_TTL_MS)) as
-        [string, string | null] | null;
+      const found = (await this.redis.eval(CLAIM, 1, redisKey, fingerprint, token, IN_FLIGHT_TTL_MS, keyId)) as
+        [string, string | null, string | null] | null;
       if (!found) return { kind: 'acquired', redisKey, token, sealKey };
-      const [storedFingerprint, response] = found;
+      const [storedFingerprint, response, storedKeyId] = found;
       return response
-        ? { kind: 'done', fingerprint: storedFingerprint, response: unseal(response, sealKey) }
+        ? {
+            kind: 'done',
+            fingerprint: storedFingerprint,
+            response: unseal(response, sealKey),
+            keyId: storedKeyId === null ? undefined : Number(storedKeyId),
+          }
         : { kind: 'in_flight', fingerprint: storedFingerprint };
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'idempotency store unavailable; not protected');

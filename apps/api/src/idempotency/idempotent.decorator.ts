@@ -5,10 +5,10 @@ import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH } from './request-finger
 
 /**
  * Documents an idempotent creating POST (header parameter, 409 and 422). Its handler runs the
- * work through IdempotencyService.run(); test/idempotency.e2e-spec.ts checks that every
- * operation documented so replays its first answer.
+ * work through IdempotencyService.run(); @Policy applies it (`idempotent: 'same-key'` for answers
+ * holding a secret). test/idempotency.e2e-spec.ts checks that every operation documented so replays its first answer.
  */
-export function Idempotent(): MethodDecorator {
+export function Idempotent(opts: { secret?: boolean } = {}): MethodDecorator {
   return applyDecorators(
     ApiHeader({
       name: IDEMPOTENCY_HEADER,
@@ -18,7 +18,11 @@ export function Idempotent(): MethodDecorator {
         'with the same key, method, path and body gets the first answer again (status, body, headers, plus ' +
         '`Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 ' +
         '`idempotency_key_reused`; a retry while the first request is still running is 409 ' +
-        '`idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again.',
+        '`idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again.' +
+        (opts.secret
+          ? ' The answer holds a secret: it is replayed only to the API key that made the first request; ' +
+            'another key of the account gets 422 `idempotency_key_reused`.'
+          : ''),
       // At least one visible character: HTTP strips surrounding spaces, so spaces alone are an empty key.
       schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[ -~]*[!-~][ -~]*$' },
     }),

@@ -43,7 +43,7 @@ export class KeysController {
   }
 
   @Post()
-  @Policy({ scope: 'admin', idempotent: true })
+  @Policy({ scope: 'admin', idempotent: 'same-key' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiQuotaError('keys')
   @ApiOperation({
@@ -54,7 +54,8 @@ export class KeysController {
       "(403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` " +
       'and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an ' +
       "Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys " +
-      '(free 10, pro 25, business 100, enterprise 250; revoked, expired and rotated-out keys do not count); one more is 422 `quota_exceeded`.',
+      '(free 10, pro 25, business 100, enterprise 250; revoked and expired keys do not count, a rotated key counts until its grace ' +
+      'period ends); one more is 422 `quota_exceeded`.',
   })
   @ApiCreatedResponse({ type: IssuedApiKeySchema })
   create(
@@ -85,8 +86,9 @@ export class KeysController {
   }
 
   @Post(':keyId/rotate')
-  @Policy({ scope: 'admin', idempotent: true })
+  @Policy({ scope: 'admin', idempotent: 'same-key' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
+  @ApiQuotaError('keys')
   @ApiBody({
     type: RotateApiKeyDto,
     required: false,
@@ -97,7 +99,9 @@ export class KeysController {
     summary: 'New secret with the same scopes and expiry; the old one works for a grace period',
     description:
       `${MANAGEMENT} Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for ` +
-      '`gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated ' +
+      '`gracePeriodSeconds` (default from the server, at most 604800: 7 days) so clients can switch over. Until the grace period ' +
+      "ends the old secret counts toward the plan's key quota: an account at its quota rotates with a grace of 0, or gets 422 " +
+      '`quota_exceeded`. Only the newest secret of a key can be rotated ' +
       '(404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). ' +
       "A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not " +
       'rotate twice (the retry gets the same new secret).',

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
+import { MAX_ROTATION_GRACE_SECONDS } from '@app/access';
 import { SCOPES, Scope } from '@app/database';
 import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
 
@@ -47,14 +48,14 @@ export class RotateApiKeyDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 0,
-    maximum: 2_592_000,
+    maximum: MAX_ROTATION_GRACE_SECONDS,
     default: 86_400,
-    description: 'How long the old secret keeps working',
+    description: 'How long the old secret keeps working, at most 7 days; until then it counts toward the key quota',
   })
   @IsOptional()
   @IsInt()
   @Min(0)
-  @Max(2_592_000)
+  @Max(MAX_ROTATION_GRACE_SECONDS)
   gracePeriodSeconds?: number;
 }
 

@@ -26,7 +26,7 @@ export class MessagesController {
   ) {}
 
   @Post()
-  @Policy({ scope: 'write', idempotent: true })
+  @Policy({ scope: 'write', idempotent: 'account' })
   @HttpCode(202)
   @ApiOperation({
     operationId: 'createMessage',

@@ -1,30 +1,41 @@
-import { createServer, Server } from 'node:http';
+import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { metricsText } from '@app/observability';
+import { ApiError } from '@app/errors';
+import { metricsText, ReadinessService } from '@app/observability';
+import { apiReadiness } from '../health/api-readiness';
 
 /**
  * The API's Prometheus /metrics on METRICS_PORT, apart from the public port: what it shows
  * (route names, error rates, dependency state) is for the operator, and a Service or ingress
- * in front of PORT then never exposes it.
+ * in front of PORT then never exposes it. The health probes are answered here too, so the
+ * kubelet's do not queue behind public traffic (or a slow client) on PORT.
  */
 @Injectable()
 export class MetricsServerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MetricsServerService.name);
   private server?: Server;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly readiness: ReadinessService,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     this.server = createServer((req, res) => {
-      if (req.method !== 'GET' || (req.url ?? '/').split('?')[0] !== '/metrics') {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      void metricsText().then(({ contentType, body }) =>
-        res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(body),
-      );
+      const path = req.method === 'GET' ? (req.url ?? '/').split('?')[0] : undefined;
+      if (path === '/metrics')
+        void metricsText().then(({ contentType, body }) =>
+          res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(body),
+        );
+      else if (path === '/health/live') json(res, 200, { status: 'ok' });
+      else if (path === '/health/ready')
+        void apiReadiness(this.readiness).then(
+          (body) => json(res, 200, body),
+          (err: ApiError) => json(res, err.status, err.toBody(), err.headers),
+        );
+      else res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
     });
     await new Promise<void>((resolve, reject) => {
       const port = this.config.metricsPort;
@@ -42,4 +53,9 @@ export class MetricsServerService implements OnApplicationBootstrap, OnApplicati
   async onApplicationShutdown(): Promise<void> {
     await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
   }
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+  res.end(JSON.stringify(body));
 }

@@ -236,6 +236,7 @@ function publishPolicy(op: Json): void {
   op['x-metering'] = budget
     ? { budget: budget.name, perMinute: budget.perMinute, perDay: budget.perDay }
     : { budget: null };
+  if (policy.idempotent) op['x-idempotent'] = policy.idempotent;
   if (policy.stability !== 'stable') op['x-stability'] = policy.stability;
   if (policy.deprecated) op.deprecated = true;
   const metering = budget

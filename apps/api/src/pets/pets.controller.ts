@@ -54,7 +54,7 @@ export class PetsController {
   }
 
   @Post()
-  @Policy({ scope: 'write', idempotent: true })
+  @Policy({ scope: 'write', idempotent: 'account' })
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add a pet: 1 unit in stock (available) or none (sold)',

@@ -40,8 +40,7 @@ export class InventoryController {
   @ApiOperation({
     operationId: 'getInventoryItem',
     summary: "One pet's stock and status",
-    description:
-      'Stock and derived status of one pet, with its ETag (If-None-Match gives 304).',
+    description: 'Stock and derived status of one pet, with its ETag (If-None-Match gives 304).',
   })
   @ApiOkResponse({ type: InventoryItemSchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)

@@ -1,15 +1,4 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Res,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiHeader,
@@ -58,7 +47,7 @@ export class OrdersController {
   }
 
   @Post()
-  @Policy({ scope: 'write', idempotent: true })
+  @Policy({ scope: 'write', idempotent: 'account' })
   @ApiOperation({
     operationId: 'placeOrder',
     summary: 'Order units of a pet: stock is taken at once; the worker fulfils at ship date',
@@ -88,8 +77,7 @@ export class OrdersController {
   @ApiOperation({
     operationId: 'getOrder',
     summary: 'One order',
-    description:
-      'One order of the account, with its ETag (If-None-Match gives 304).',
+    description: 'One order of the account, with its ETag (If-None-Match gives 304).',
   })
   @ApiOkResponse({ type: OrderSchema })
   @ApiHeader(IF_NONE_MATCH_HEADER)
@@ -108,7 +96,7 @@ export class OrdersController {
     operationId: 'cancelOrder',
     summary: 'Cancel an open order: its units return to stock',
     description:
-      'Cancels an open order; its units return to the pet\'s stock. A completed order is 409 `order_not_cancellable`. With If-Match, only if the ETag still matches (412 otherwise).',
+      "Cancels an open order; its units return to the pet's stock. A completed order is 409 `order_not_cancellable`. With If-Match, only if the ETag still matches (412 otherwise).",
   })
   @ApiNoContentResponse({ description: 'Cancelled' })
   @ApiHeader(IF_MATCH_HEADER)

@@ -28,13 +28,13 @@ export class WebhooksController {
   ) {}
 
   @Post()
-  @Policy({ scope: 'write', idempotent: true, stability: 'experimental' })
+  @Policy({ scope: 'write', idempotent: 'same-key', stability: 'experimental' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
@@ -44,7 +44,7 @@ export class WebhooksController {
     @Body() body: NewWebhookDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<CreatedWebhookSchema> {
-    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body));
+    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body, auth.scopes));
   }
 
   @Get()

@@ -22,7 +22,7 @@ export class NewWebhookDto {
     minItems: 1,
     maxItems: DOMAIN_EVENT_TYPES.length,
     uniqueItems: true,
-    description: 'The event types to deliver',
+    description: 'The event types to deliver; `api_key.*` ones need a key with the `admin` scope',
   })
   @IsArray()
   @ArrayMinSize(1)

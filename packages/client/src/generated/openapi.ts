@@ -93,7 +93,7 @@ export interface paths {
     };
     /**
      * The account’s domain events, oldest first; poll with `after` for new ones
-     * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that.
+     * @description The account's domain events in id order (oldest first), in keyset pages; `order=newest` lists the latest first (a dashboard's view; `after` then pages towards older ones). Poll with `after` set to the last id you processed to receive only new events; `type` filters one event type. `data` depends on `type` (see the Event schema). Events are kept 30 days (the operator’s `RETENTION_EVENTS_DAYS`): poll more often than that. The `api_key.*` events are listed only to a key with the `admin` scope; another key does not see them, and asking for one with `type` is 403 `insufficient_scope`.
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -123,7 +123,7 @@ export interface paths {
     put?: never;
     /**
      * Issue a key; the secret is in this answer only
-     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes (403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys (free 10, pro 25, business 100, enterprise 250; revoked, expired and rotated-out keys do not count); one more is 422 `quota_exceeded`.
+     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new key with the given name, scopes and optional expiry. The new key has at most the calling key's scopes (403 `insufficient_scope`) and expires no later than it (422 `key_expiry_too_late`); by default it has the calling key's `read` and `write` and its expiry. The `key` field holds the secret and appears in this answer only: store it at once. Send an Idempotency-Key so a retried request does not issue a second key. An account holds at most its plan's number of working keys (free 10, pro 25, business 100, enterprise 250; revoked and expired keys do not count, a rotated key counts until its grace period ends); one more is 422 `quota_exceeded`.
      *
      *     Needs the `admin` scope. Counted against the account's limits.
      */
@@ -167,7 +167,7 @@ export interface paths {
     put?: never;
     /**
      * New secret with the same scopes and expiry; the old one works for a grace period
-     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server) so clients can switch over. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
+     * @description Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list keys but not create, rotate or revoke them (403 `api_key_rotated_out`). Issues a new secret for the key, with the same name, scopes and expiry, and keeps the old secret working for `gracePeriodSeconds` (default from the server, at most 604800: 7 days) so clients can switch over. Until the grace period ends the old secret counts toward the plan's key quota: an account at its quota rotates with a grace of 0, or gets 422 `quota_exceeded`. Only the newest secret of a key can be rotated (404 otherwise). A key rotates itself or keys with no scope and no expiry beyond its own (else 403 `insufficient_scope`). A banned key's replacement is banned for the time the ban has left. Send an Idempotency-Key so a retried request does not rotate twice (the retry gets the same new secret).
      *
      *     Needs the `admin` scope. Counted against the account's limits.
      */
@@ -458,7 +458,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -1134,7 +1134,7 @@ export interface components {
       status: 'available' | 'sold';
     };
     NewWebhook: {
-      /** @description The event types to deliver */
+      /** @description The event types to deliver; `api_key.*` ones need a key with the `admin` scope */
       events: (
         | 'pet.created'
         | 'pet.updated'
@@ -1348,7 +1348,7 @@ export interface components {
     RotateApiKey: {
       /**
        * Format: int32
-       * @description How long the old secret keeps working
+       * @description How long the old secret keeps working, at most 7 days; until then it counts toward the key quota
        * @default 86400
        */
       gracePeriodSeconds: number;
@@ -3130,7 +3130,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks the read scope (insufficient_scope) */
+      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3476,7 +3476,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path?: never;
@@ -4011,7 +4011,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path: {
@@ -4211,7 +4211,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /**
+       * @description The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
+       *
+       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -8766,7 +8770,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
         'Idempotency-Key'?: string;
       };
       path?: never;

@@ -1,0 +1,113 @@
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Gauge } from 'prom-client';
+import { Clock } from '@app/config';
+import { addressBucket } from './client-identity';
+
+/** Express's compiled 'trust proxy' setting: whether the peer `hop` steps from the socket is trusted. */
+export type TrustFn = (address: string, hop: number) => boolean;
+
+interface Warner {
+  warn(message: unknown, context?: string): void;
+}
+
+const WINDOW_MS = 60_000;
+/** Below this many requests in a window, one busy client is no sign of anything. */
+const MIN_REQUESTS = 1_000;
+const HOT_SHARE = 0.5;
+/** Buckets counted per window; a bucket over half the traffic shows up long before this many others. */
+const MAX_BUCKETS = 10_000;
+/** Trust decisions remembered per peer; the peers that send X-Forwarded-For are a few proxies. */
+const MAX_PEERS = 1_024;
+
+const untrustedForwardedFor = new Counter({
+  name: 'petstore_untrusted_forwarded_for_total',
+  help: 'Requests carrying X-Forwarded-For from a peer TRUST_PROXY does not trust (the header was ignored)',
+});
+
+const topAddressShare = new Gauge({
+  name: 'petstore_client_address_top_share',
+  help: 'Share of the busiest client address in the last minute with at least 1000 requests (else 0); near 1 means a proxy is not trusted',
+});
+
+/**
+ * Says when TRUST_PROXY does not match the deployment, at the cost of a Map increment per
+ * request: X-Forwarded-For arriving from an untrusted peer (a proxy TRUST_PROXY leaves out), or
+ * one client address taking most of the traffic (every client seen as the proxy's address, so
+ * all share one anonymous budget). Each warns at most once a minute (docs/operations.md).
+ */
+export class ProxyTrustWatch {
+  private windowEnd = 0;
+  private total = 0;
+  private top = 0;
+  private topBucket = '';
+  private buckets = new Map<string, number>();
+  private readonly peers = new Map<string, boolean>();
+  private untrustedSinceWarning = 0;
+  private lastUntrustedWarning = -Infinity;
+
+  constructor(
+    private readonly trusted: TrustFn,
+    private readonly clock: Clock,
+    private readonly logger: Warner,
+  ) {}
+
+  readonly use = (req: Request, _res: Response, next: NextFunction): void => {
+    this.observe(req);
+    next();
+  };
+
+  observe(req: Pick<Request, 'headers' | 'socket' | 'ip'>): void {
+    const now = this.clock.nowMs();
+    if (now >= this.windowEnd) this.roll(now);
+    if (req.headers['x-forwarded-for'] !== undefined && !this.peerTrusted(req.socket.remoteAddress ?? ''))
+      this.untrusted(req.socket.remoteAddress ?? '', now);
+    const bucket = addressBucket(req.ip);
+    const seen = this.buckets.get(bucket);
+    this.total++;
+    if (seen === undefined && this.buckets.size >= MAX_BUCKETS) return;
+    const n = (seen ?? 0) + 1;
+    this.buckets.set(bucket, n);
+    if (n > this.top) {
+      this.top = n;
+      this.topBucket = bucket;
+    }
+  }
+
+  private peerTrusted(peer: string): boolean {
+    let trusted = this.peers.get(peer);
+    if (trusted === undefined) {
+      if (this.peers.size >= MAX_PEERS) this.peers.clear();
+      trusted = this.trusted(peer, 0);
+      this.peers.set(peer, trusted);
+    }
+    return trusted;
+  }
+
+  private untrusted(peer: string, now: number): void {
+    untrustedForwardedFor.inc();
+    this.untrustedSinceWarning++;
+    if (now - this.lastUntrustedWarning < WINDOW_MS) return;
+    this.logger.warn(
+      { peer, requests: this.untrustedSinceWarning },
+      'X-Forwarded-For from a peer TRUST_PROXY does not trust, ignored: is the proxy in front of the API in TRUST_PROXY?',
+    );
+    this.lastUntrustedWarning = now;
+    this.untrustedSinceWarning = 0;
+  }
+
+  /** Closes the window: its busiest bucket's share goes to the gauge, and a warning if it is most of the traffic. */
+  private roll(now: number): void {
+    const share = this.total >= MIN_REQUESTS ? this.top / this.total : 0;
+    topAddressShare.set(share);
+    if (share > HOT_SHARE)
+      this.logger.warn(
+        { address: this.topBucket, requests: this.total, share: Math.round(share * 100) / 100 },
+        'one client address sent most requests of the last minute: if it is a proxy, add it to TRUST_PROXY',
+      );
+    this.windowEnd = now + WINDOW_MS;
+    this.total = 0;
+    this.top = 0;
+    this.topBucket = '';
+    this.buckets = new Map();
+  }
+}

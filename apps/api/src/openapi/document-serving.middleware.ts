@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { Request, Response } from 'express';
+
+interface Representation {
+  body: Buffer;
+  etag: string;
+  encoding?: 'gzip';
+}
+
+/** Whether Accept-Encoding names gzip with a q above 0 (a client that omits it gets the plain bytes). */
+function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  for (const part of header.split(',')) {
+    const [coding, ...params] = part.split(';');
+    if (coding.trim().toLowerCase() !== 'gzip') continue;
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+/** If-None-Match compares weakly (RFC 9110 13.1.2): `W/"x"` matches `"x"`, and `*` matches anything. */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+}
+
+/**
+ * The OpenAPI document, serialised and gzipped once at boot rather than on every request: each
+ * representation has a strong ETag (the hash of the JSON; the gzip one with a suffix, as its bytes
+ * differ), If-None-Match gets a 304, and any cache may keep it 5 minutes.
+ */
+export function serveDocument(document: object): (req: Request, res: Response) => void {
+  const json = Buffer.from(JSON.stringify(document));
+  const hash = createHash('sha256').update(json).digest('base64url');
+  const plain: Representation = { body: json, etag: `"${hash}"` };
+  const gzipped: Representation = { body: gzipSync(json, { level: 9 }), etag: `"${hash}-gzip"`, encoding: 'gzip' };
+  return (req, res) => {
+    const chosen = acceptsGzip(req.headers['accept-encoding']) ? gzipped : plain;
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('ETag', chosen.etag);
+    if (matches(req.headers['if-none-match'], chosen.etag)) {
+      res.status(304).end();
+      return;
+    }
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    if (chosen.encoding) res.setHeader('Content-Encoding', chosen.encoding);
+    res.setHeader('Content-Length', chosen.body.length);
+    res.status(200).end(req.method === 'HEAD' ? undefined : chosen.body);
+  };
+}

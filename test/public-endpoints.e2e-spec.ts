@@ -1,0 +1,105 @@
+import { request as httpRequest } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { ReadinessService } from '@app/observability';
+import { HttpClient } from './support/http';
+import { RunningApi, startApi } from './support/test-apps';
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** The bytes as sent (fetch would decode gzip and hide Content-Length). */
+function raw(url: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    httpRequest(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('public endpoints cost little', () => {
+  let api: RunningApi;
+
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(() => api?.close());
+
+  describe('the OpenAPI document', () => {
+    it.each(['/openapi.json', '/v1/openapi.json'])(
+      '%s: strong ETag, 5 minutes of caching, 304 on If-None-Match',
+      async (path) => {
+        const first = await raw(`${api.url}${path}`);
+        expect(first.status).toBe(200);
+        expect(first.headers['content-encoding']).toBeUndefined();
+        expect(first.headers['cache-control']).toBe('public, max-age=300');
+        expect(first.headers['vary']).toBe('Accept-Encoding');
+        expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(Number(first.headers['content-length'])).toBe(first.body.length);
+        const etag = first.headers.etag as string;
+        expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+        expect(JSON.parse(first.body.toString('utf8')).openapi).toBe('3.0.3');
+
+        const again = await raw(`${api.url}${path}`, { 'If-None-Match': etag });
+        expect(again.status).toBe(304);
+        expect(again.headers.etag).toBe(etag);
+        expect(again.body.length).toBe(0);
+        expect((await raw(`${api.url}${path}`, { 'If-None-Match': `"other", W/${etag}` })).status).toBe(304);
+        expect((await raw(`${api.url}${path}`, { 'If-None-Match': '"other"' })).status).toBe(200);
+      },
+    );
+
+    it('is gzipped for a client that accepts it, with its own ETag, the same document inside', async () => {
+      const plain = await raw(`${api.url}/openapi.json`);
+      const gzipped = await raw(`${api.url}/openapi.json`, { 'Accept-Encoding': 'br, gzip;q=0.8' });
+      expect(gzipped.status).toBe(200);
+      expect(gzipped.headers['content-encoding']).toBe('gzip');
+      expect(Number(gzipped.headers['content-length'])).toBe(gzipped.body.length);
+      expect(gzipped.body.length).toBeLessThan(plain.body.length / 4);
+      expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
+      const etag = gzipped.headers.etag as string;
+      expect(etag).not.toBe(plain.headers.etag);
+      expect((await raw(`${api.url}/openapi.json`, { 'Accept-Encoding': 'gzip', 'If-None-Match': etag })).status).toBe(
+        304,
+      );
+      const refused = await raw(`${api.url}/openapi.json`, { 'Accept-Encoding': 'gzip;q=0' });
+      expect(refused.headers['content-encoding']).toBeUndefined();
+    });
+  });
+
+  describe('readiness', () => {
+    it('answers concurrent probes from one check, and checks again once the result is 1 s old', async () => {
+      const readiness = api.app.get(ReadinessService);
+      // Past any result an earlier probe left.
+      await new Promise((r) => setTimeout(r, 1_100));
+      const checks = jest.spyOn(readiness, 'dependencies');
+      try {
+        const anon = new HttpClient(api.url);
+        const probes = await Promise.all(Array.from({ length: 20 }, () => anon.get('/health/ready')));
+        expect(probes.map((p) => p.status)).toEqual(Array(20).fill(200));
+        expect(checks).toHaveBeenCalledTimes(1);
+        await new Promise((r) => setTimeout(r, 1_100));
+        expect((await anon.get('/health/ready')).status).toBe(200);
+        expect(checks).toHaveBeenCalledTimes(2);
+      } finally {
+        checks.mockRestore();
+      }
+    });
+
+    it('is answered on the metrics port too, for the kubelet', async () => {
+      const ops = new HttpClient(api.metricsUrl);
+      const live = await ops.get('/health/live');
+      expect(live.status).toBe(200);
+      expect(live.body).toEqual({ status: 'ok' });
+      const ready = await ops.get('/health/ready');
+      expect(ready.status).toBe(200);
+      expect(ready.body).toEqual({ status: 'ok', checks: { postgres: 'up', redis: 'up' } });
+    });
+  });
+});
