@@ -1,8 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for the API, the worker and the operator CLI; the command picks the app.
 
-# Node 22 LTS in the image; the code also runs on Node 20.19+ (package.json engines).
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -11,15 +10,23 @@ COPY apps ./apps
 COPY libs ./libs
 COPY packages ./packages
 COPY scripts ./scripts
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=dev alone keeps ts-node and typescript (optional peers of typeorm and valibot): --legacy-peer-deps ignores peers.
+RUN npm ci --omit=dev --legacy-peer-deps --no-audit --no-fund
+
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000 3001
+# Liveness of whichever app runs: the API on PORT, else the worker on WORKER_PORT (slim images have no curl).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "const live = (port) => fetch('http://127.0.0.1:' + port + '/health/live', { signal: AbortSignal.timeout(3000) }).then((r) => r.ok); live(process.env.PORT || 3000).catch(() => live(process.env.WORKER_PORT || 3001)).then((ok) => process.exit(ok ? 0 : 1), () => process.exit(1));"]
 # The API by default; the worker runs `node dist/apps/worker/main.js`, migrations `node dist/apps/cli/main.js migrate`.
 CMD ["node", "dist/apps/api/main.js"]

@@ -3,8 +3,13 @@
 import { execSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const outputs = [...['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`), 'dist/console/console.js'];
+// From the repository, whatever the working directory (`npx petstore` keeps the caller's).
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outputs = [...['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`), 'dist/console/console.js'].map((o) =>
+  join(root, o),
+);
 
 function newest(dir) {
   let t = 0;
@@ -16,9 +21,10 @@ function newest(dir) {
 }
 
 const built = outputs.every(existsSync) ? Math.min(...outputs.map((o) => statSync(o).mtimeMs)) : 0;
-if (built < Math.max(newest('apps'), newest('libs'), newest('packages/client/src'))) {
+if (built < Math.max(...['apps', 'libs', 'packages/client/src'].map((d) => newest(join(root, d))))) {
   process.stderr.write('building (dist/ is missing or stale)...\n');
-  execSync('npm run build', { stdio: ['ignore', 'inherit', 'inherit'] });
+  // The build talks on stderr: stdout belongs to the command that follows (`npx petstore ... --json | jq`).
+  execSync('npm run build', { cwd: root, stdio: ['ignore', process.stderr, process.stderr] });
   // webpack leaves an unchanged output file alone (old mtime), which would look stale forever.
   const now = new Date();
   for (const o of outputs) utimesSync(o, now, now);

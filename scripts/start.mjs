@@ -1,11 +1,22 @@
 // `npm start`: build if needed, migrate, seed a demo account on an empty database (printing
 // its key once), then run the API and the worker together. SIGINT or SIGTERM, at any step,
 // stops the current child (both apps, once running) and exits when they have exited.
+// `npm run start:dev` (--watch): the same from the TypeScript sources, without the webpack
+// build, each app restarted by `node --watch` when a file it loaded changes.
 // package.json runs this with `exec`: npm forwards signals to the shell it starts, and a
 // shell waiting on a command neither passes them on nor (for SIGINT) acts on them.
 import { spawn } from 'node:child_process';
 
 const node = process.execPath;
+const watch = process.argv.includes('--watch');
+// The sources run as they are (transpiled on load, types left to `npm run typecheck`).
+const fromSources = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/main.js'];
+// --watch-preserve-output: a restart must not clear the other app's lines off the terminal.
+const app = (name) =>
+  watch
+    ? ['--watch', '--watch-preserve-output', ...fromSources, `apps/${name}/src/main.ts`]
+    : [`dist/apps/${name}/main.js`];
 const children = new Set();
 let stopping = false;
 
@@ -30,10 +41,11 @@ function stop(code) {
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 
+// The console is served from dist/console either way: its build takes a second.
 for (const step of [
-  ['scripts/ensure-build.mjs'],
-  ['dist/apps/cli/main.js', 'migrate'],
-  ['dist/apps/cli/main.js', 'seed:demo'],
+  [watch ? 'scripts/build-console.mjs' : 'scripts/ensure-build.mjs'],
+  [...cli, 'migrate'],
+  [...cli, 'seed:demo'],
 ]) {
   const { code, signal } = await run(step).exited;
   if (stopping) break;
@@ -44,9 +56,9 @@ for (const step of [
 }
 
 if (!stopping) {
-  for (const app of ['api', 'worker']) {
-    run([`dist/apps/${app}/main.js`]).exited.then(({ code, signal }) => {
-      process.stderr.write(`${app} exited (${signal ?? code})\n`);
+  for (const name of ['api', 'worker']) {
+    run(app(name)).exited.then(({ code, signal }) => {
+      process.stderr.write(`${name} exited (${signal ?? code})\n`);
       stop(code ?? 1);
     });
   }

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { hashApiKey } from '@app/access';
-import { cli, cliWithEnv } from './support/cli';
+import { cli, cliWithEnv, npxPetstore } from './support/cli';
 
 interface Created {
   accountId: number;
@@ -25,8 +26,19 @@ describe('operator CLI: help, errors, listings', () => {
 
   it('<command> --help shows that command’s options and runs nothing', async () => {
     const { stdout } = await cli('account:create', '--help');
-    expect(stdout).toMatch(/^Usage: npm run cli -- account:create --name N --plan /);
+    expect(stdout).toMatch(/^Usage: npx petstore account:create --name N --plan /);
     expect(stdout).not.toContain('created');
+  });
+
+  it('--version prints the version in package.json, through the bin as well', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect((await cli('--version')).stdout).toBe(`${version}\n`);
+    expect((await npxPetstore('--version')).stdout).toBe(`${version}\n`);
+  });
+
+  it('through the bin, --json leaves nothing but the JSON on stdout (`npx petstore ... --json | jq`)', async () => {
+    const { stdout } = await npxPetstore('account:create', '--name', 'piped', '--plan', 'pro', '--json');
+    expect(JSON.parse(stdout)).toMatchObject({ name: 'piped', plan: 'pro', apiKey: expect.stringMatching(/^pst_/) });
   });
 
   it('an unknown command is named in the error, with exit code 2', async () => {
@@ -40,7 +52,7 @@ describe('operator CLI: help, errors, listings', () => {
     await expect(cli('account:create', '--nmae', 'x', '--plan', 'pro')).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringMatching(
-        /^error: account:create: unknown option '--nmae'\nUsage: npm run cli -- account:create /,
+        /^error: account:create: unknown option '--nmae'\nUsage: npx petstore account:create /,
       ),
     });
   });

@@ -1,6 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '@app/config';
 import { queuePrefix, QueueName } from '@app/jobs';
@@ -13,6 +16,7 @@ import { HealthController } from '../../apps/api/src/health/health.controller';
  * and ports the apps serve, queue lists BullMQ really uses.
  */
 const root = join(__dirname, '..', '..');
+const execFileAsync = promisify(execFile);
 const base = join(root, 'deploy', 'k8s', 'base');
 const defaults = loadConfig({});
 const nestCli = JSON.parse(readFileSync(join(root, 'nest-cli.json'), 'utf8'));
@@ -236,8 +240,40 @@ describe('docker-compose.yml and Dockerfile', () => {
   it('builds and runs on one Node LTS image that package.json engines allow', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-    expect(images).toEqual(['node:22-bookworm-slim', 'node:22-bookworm-slim']);
+    expect(new Set(images)).toEqual(new Set(['node:24-bookworm-slim']));
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     expect(pkg.engines.node).toMatch(/>=22(\s|$)/);
+  });
+
+  it('installs the runtime from a stage that leaves dev tooling out', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const stage = /^COPY --from=(\S+) \S*node_modules /m.exec(runtime)?.[1];
+    const install = new RegExp(`^FROM \\S+ AS ${stage}\n(?:(?!FROM ).*\n)*?RUN (npm ci .*)$`, 'm').exec(
+      dockerfile,
+    )?.[1];
+    expect(install).toMatch(/^npm ci --omit=dev --legacy-peer-deps /);
+  });
+
+  it('checks the liveness of whichever app the container runs, with node alone (slim images have no curl)', async () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const [node, flag, script] = JSON.parse(/^HEALTHCHECK .* CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
+    expect([node, flag]).toEqual(['node', '-e']);
+    expect(PROBE_PATHS).toContain('/health/live');
+    const server = createServer((req, res) => res.writeHead(req.url === '/health/live' ? 200 : 404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const live = String((server.address() as AddressInfo).port);
+    const exitCode = (env: Record<string, string>) =>
+      execFileAsync(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, ...env } }).then(
+        () => 0,
+        (err: { code: number }) => err.code,
+      );
+    try {
+      expect(await exitCode({ PORT: live, WORKER_PORT: '1' })).toBe(0);
+      expect(await exitCode({ PORT: '1', WORKER_PORT: live })).toBe(0);
+      expect(await exitCode({ PORT: '1', WORKER_PORT: '1' })).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 });

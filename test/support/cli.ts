@@ -8,3 +8,7 @@ export const cliWithEnv = (env: NodeJS.ProcessEnv, ...args: string[]) =>
   exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
 
 export const cli = (...args: string[]) => cliWithEnv({}, ...args);
+
+/** Runs the CLI as an operator does, through package.json's bin: `npx petstore ...`. */
+export const npxPetstore = (...args: string[]) =>
+  exec('npx', ['--no-install', 'petstore', ...args], { env: { ...process.env, LOG_FILE: '' } });

@@ -1,3 +1,6 @@
+import { Console } from 'node:console';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
@@ -11,6 +14,9 @@ import { REDIS, RedisClient } from '@app/redis';
 import { resealWebhookSecrets, WebhookSecretBox } from '@app/webhooks';
 import { CliModule } from './cli.module';
 import { DemoSeeder } from './demo-seeder';
+
+// stdout carries only a command's output (`--json | jq`): whatever a library prints goes to stderr.
+globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;
@@ -248,17 +254,27 @@ const COMMANDS: Record<string, Command> = {
 };
 
 const USAGE = [
-  'Usage: npm run cli -- <command> [options]     (<command> --help for its options)',
+  'Usage: npx petstore <command> [options]     (<command> --help for its options; --version)',
   ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`),
 ].join('\n');
 
-const commandHelp = (name: string, c: Command) => `Usage: npm run cli -- ${name} ${c.synopsis}\n  ${c.summary}`;
+const commandHelp = (name: string, c: Command) => `Usage: npx petstore ${name} ${c.synopsis}\n  ${c.summary}`;
+
+/** package.json sits three levels above dist/apps/cli/main.js, in a checkout and in the image alike. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string })
+    .version;
+}
 
 async function run(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
     if (name === undefined) process.exitCode = 2;
+    return;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
     return;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

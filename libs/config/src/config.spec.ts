@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
 describe('QUEUE_DASHBOARD_TOKEN', () => {
@@ -139,5 +143,62 @@ describe('KEY_ROTATION_GRACE_SECONDS', () => {
     expect(loadConfig({}).keyRotationGraceSeconds).toBe(86_400);
     expect(loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604800' }).keyRotationGraceSeconds).toBe(604_800);
     expect(() => loadConfig({ KEY_ROTATION_GRACE_SECONDS: '604801' })).toThrow(/KEY_ROTATION_GRACE_SECONDS/);
+  });
+});
+
+describe('.env in the working directory', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'petstore-env-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** loadConfig() in a process of its own in `dir`: jest's sandboxed process.env never sees what process.loadEnvFile sets. */
+  function loadConfigIn(env: Record<string, string> = {}): Record<string, unknown> {
+    const script = `
+      const { loadConfig } = require(${JSON.stringify(join(__dirname, 'config'))});
+      try {
+        const c = loadConfig();
+        console.log(JSON.stringify({ stallMs: c.jobs.stallMs, logLevel: c.logLevel, corsOrigins: c.corsOrigins }));
+      } catch (err) {
+        console.log(JSON.stringify({ error: err.message }));
+      }`;
+    const run = spawnSync(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), '-e', script], {
+      cwd: dir,
+      env: { TS_NODE_PROJECT: join(__dirname, '..', '..', '..', 'tsconfig.json'), ...env },
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    return JSON.parse(run.stdout) as Record<string, unknown>;
+  }
+
+  it('fills in what the environment leaves unset; a variable set in the environment wins', () => {
+    writeFileSync(
+      join(dir, '.env'),
+      '# local\nWORKER_STALL_MS=5000\nLOG_LEVEL=debug\nCORS_ORIGINS="https://a.example, https://b.example"\n',
+    );
+    expect(loadConfigIn({ LOG_LEVEL: 'warn' })).toEqual({
+      stallMs: 5_000,
+      logLevel: 'warn',
+      corsOrigins: ['https://a.example', 'https://b.example'],
+    });
+  });
+
+  it('is optional: without one the defaults hold', () => {
+    expect(loadConfigIn()).toEqual({ stallMs: 120_000, logLevel: 'info', corsOrigins: [] });
+  });
+
+  it('names a bad value from the file as it names one from the environment', () => {
+    writeFileSync(join(dir, '.env'), 'WORKER_STALL_MS=soon\n');
+    expect(loadConfigIn()).toEqual({ error: expect.stringMatching(/^invalid configuration: WORKER_STALL_MS: /) });
+  });
+
+  it('is not read when the caller hands over the variables (tests, tools)', () => {
+    writeFileSync(join(dir, '.env'), 'WORKER_STALL_MS=5000\n');
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      expect(loadConfig({}).jobs.stallMs).toBe(120_000);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });

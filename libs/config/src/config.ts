@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
@@ -432,10 +433,14 @@ export const CONFIG_VARIABLES = Object.keys(schema.shape) as (keyof Env)[];
  * Validates the environment and fails with one line naming each bad variable,
  * so a misconfigured container stops at boot instead of misbehaving later.
  * Values are never echoed: a URL may carry a password.
+ * Without a `source`, a `.env` file in the working directory fills in what the environment
+ * leaves unset (a variable set in the environment wins); `.env.example` lists them all.
  */
-export function loadConfig(source: Record<string, string | undefined> = process.env): AppConfig {
+export function loadConfig(source?: Record<string, string | undefined>): AppConfig {
+  if (!source && existsSync('.env')) process.loadEnvFile('.env');
+  const env = source ?? process.env;
   const picked = Object.fromEntries(
-    CONFIG_VARIABLES.map((k) => [k, source[k] === '' && k !== 'CORS_ORIGINS' ? undefined : source[k]]),
+    CONFIG_VARIABLES.map((k) => [k, env[k] === '' && k !== 'CORS_ORIGINS' ? undefined : env[k]]),
   );
   const parsed = checked.safeParse(picked);
   if (!parsed.success) {
