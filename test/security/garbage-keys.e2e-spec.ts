@@ -44,26 +44,21 @@ describe('garbage keys (made-up keys with a valid checksum)', () => {
   });
   afterAll(() => api.close());
 
-  it.each([
-    ['current', forgedKey],
-    ['pre-tag (legacy)', forgedLegacyKey],
-  ])(
-    '1,000 forged keys in the %s format from one address cost Postgres no transaction',
-    async (_, forge) => {
-      const client = new HttpClient(api.url);
-      const before = await transactions();
-      const statuses = new Map<number, number>();
+  it('1,000 forged keys in each format from one address cost Postgres no transaction', async () => {
+    const client = new HttpClient(api.url);
+    const before = await transactions();
+    const statuses = new Map<number, number>();
+    for (const forge of [forgedKey, forgedLegacyKey]) {
       for (let batch = 0; batch < 10; batch++) {
         const answers = await Promise.all(Array.from({ length: 100 }, () => client.get('/v1/pets', { key: forge() })));
         for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
       }
-      const spent = (await transactions()) - before;
-      expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
-      // Slack for the measuring queries themselves.
-      expect(spent).toBeLessThanOrEqual(5);
-    },
-    90_000,
-  );
+    }
+    const spent = (await transactions()) - before;
+    expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
+    // Slack for the measuring queries themselves.
+    expect(spent).toBeLessThanOrEqual(5);
+  }, 90_000);
 
   it('an address already refused gets 429 for a random key without a key lookup', async () => {
     const client = new HttpClient(api.url);

@@ -163,7 +163,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private async load(token: string, hash: string): Promise<AuthContext | null> {
     const epoch = this.epoch;
     const loadedAt = Date.now();
-    const remembered = await this.shared.get(hash);
+    // Deaf to invalidations means trouble with Redis: straight to Postgres rather than wait on it.
+    const remembered = this.listeningSince !== undefined ? await this.shared.get(hash) : undefined;
     let ctx: AuthContext | null;
     if (remembered) {
       lookups.inc({ answer: 'shared' });

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { RouteTable, UNROUTED } from './route-table';
+
+const served = JSON.parse(readFileSync(join(__dirname, '../../../../openapi.json'), 'utf8')) as OpenAPIObject;
+
+describe('RouteTable', () => {
+  const table = new RouteTable(served);
+
+  it('compiles a policy for every operation of the committed document', () => {
+    const operations = Object.values(served.paths).flatMap((item) =>
+      ['get', 'put', 'post', 'patch', 'delete'].filter((m) => (item as Record<string, unknown>)[m]),
+    );
+    expect(table.entries).toHaveLength(operations.length);
+  });
+
+  it('refuses to start when an operation declares no policy', () => {
+    const bare = { ...served, paths: { '/things': { get: { operationId: 'listThings', responses: {} } } } };
+    expect(() => new RouteTable(bare as OpenAPIObject)).toThrow(/GET \/v1\/things \(listThings\) declares no @Policy/);
+  });
+
+  it('finds routes by method and path, case-insensitively and with a trailing slash, as Express routes them', () => {
+    expect(table.policyFor('GET', '/v1/pets/7').scope).toBe('read');
+    expect(table.policyFor('DELETE', '/V1/Pets/7/').scope).toBe('write');
+    expect(table.policyFor('HEAD', '/v1/keys').scope).toBe('admin');
+    expect(table.policyFor('POST', '/v1/keys/3/rotate').idempotent).toBe('same-key');
+    expect(table.policyFor('GET', '/v1/usage').metering).toEqual(expect.objectContaining({ name: 'usage' }));
+  });
+
+  it('prefers a literal segment to a parameter', () => {
+    expect(table.policyFor('GET', '/v1/store/inventory').scope).toBe('read');
+    expect(table.allowedAt('/v1/store/inventory')).toEqual(['GET', 'HEAD']);
+  });
+
+  it('gives paths and methods no route takes the unrouted policy, and names the allowed methods of a known path', () => {
+    expect(table.policyFor('GET', '/v1/nope')).toBe(UNROUTED);
+    expect(table.policyFor('GET', '/v1//pets')).toBe(UNROUTED);
+    expect(table.policyFor('PUT', '/v1/pets')).toBe(UNROUTED);
+    expect(table.allowedAt('/v1/nope')).toBeUndefined();
+    expect(table.allowedAt('/v1/pets')?.sort()).toEqual(['GET', 'HEAD', 'POST']);
+  });
+});
