@@ -386,7 +386,7 @@ async function main(): Promise<void> {
   log(`temp dir ${tmp}; taskset ${HAS_TASKSET ? 'yes' : 'no'}; ${QUICK ? 'quick' : 'full'} run`);
   await freshStores(baseEnv);
   const cliEnv = { ...baseEnv, LOG_LEVEL: 'error' };
-  const main = createAccount('bench-main', cliEnv);
+  const main = createAccount('bench-main', cliEnv, AGAINST || undefined);
   const catalog = createAccount('bench-catalog', cliEnv);
   const drain = createAccount('bench-drain', cliEnv);
   const hooks = createAccount('bench-webhooks', cliEnv);

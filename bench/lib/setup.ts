@@ -87,8 +87,11 @@ export async function flushRedis(redisUrl = REDIS_URL): Promise<void> {
   }
 }
 
-/** An enterprise account and its read+write key, made with the operator CLI. */
-export function createAccount(name: string, env: Record<string, string>): BenchAccount {
+/**
+ * An enterprise account and its read+write key, made with the operator CLI of this checkout or of
+ * `checkout` (--against: the older build's key format, which this build also accepts).
+ */
+export function createAccount(name: string, env: Record<string, string>, checkout = '.'): BenchAccount {
   const out = execFileSync(
     process.execPath,
     [
@@ -104,7 +107,7 @@ export function createAccount(name: string, env: Record<string, string>): BenchA
       String(LIMIT_PER_DAY),
       '--json',
     ],
-    { env: { ...process.env, ...env }, encoding: 'utf8' },
+    { env: { ...process.env, ...env }, encoding: 'utf8', cwd: checkout },
   );
   const { accountId, apiKey } = JSON.parse(out.trim().split('\n').pop() as string);
   return { accountId, apiKey };
