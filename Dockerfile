@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for the API, the worker and the operator CLI; the command picks the app.
 
-# Node 22 LTS in the image; the code also runs on Node 20.19+ (package.json engines).
-FROM node:22-bookworm-slim AS build
+# Node 24 LTS in the image, the only line package.json engines allow.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,7 +13,7 @@ COPY packages ./packages
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json

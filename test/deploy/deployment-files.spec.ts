@@ -224,8 +224,8 @@ describe('docker-compose.yml and Dockerfile', () => {
   it('builds and runs on one Node LTS image that package.json engines allow', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-    expect(images).toEqual(['node:22-bookworm-slim', 'node:22-bookworm-slim']);
+    expect(images).toEqual(['node:24-bookworm-slim', 'node:24-bookworm-slim']);
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-    expect(pkg.engines.node).toMatch(/>=22(\s|$)/);
+    expect(pkg.engines.node).toMatch(/>=24(\s|$)/);
   });
 });
