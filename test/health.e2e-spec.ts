@@ -124,8 +124,8 @@ describe('health: readiness says what each app can do without', () => {
      */
     const queueClientsReady = async () => {
       const clients = await Promise.all([
-        ...Object.values(QueueName).map((q) => worker.get<Queue>(getQueueToken(q), { strict: false }).client),
-        ...workerHosts(worker.get(DiscoveryService)).map(({ worker: w }) => w.client),
+        ...Object.values(QueueName).map((q) => worker.get<Queue>(getQueueToken(q), { strict: false }).backend.client),
+        ...workerHosts(worker.get(DiscoveryService)).map(({ worker: w }) => w.backend.client),
       ]);
       return clients.every((client) => client.status === 'ready');
     };

@@ -242,7 +242,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
     expect(new Set(images)).toEqual(new Set(['node:24-bookworm-slim']));
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-    expect(pkg.engines.node).toMatch(/>=22(\s|$)/);
+    expect(pkg.engines.node).toMatch(/>=24(\s|$)/);
   });
 
   it('installs the runtime from a stage that leaves dev tooling out', () => {

@@ -4,6 +4,8 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
+// Zod 4: a default is the parsed value (it skips the schema), so transformed variables default
+// to their output (false, not 'false').
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
@@ -20,7 +22,6 @@ const schema = z.object({
   // The API's /metrics, off the public port (Prometheus's registered default for exporters).
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   DATABASE_URL: z
-    .string()
     .url()
     .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
     .default('postgres://postgres@127.0.0.1:5432/petstore'),
@@ -30,7 +31,7 @@ const schema = z.object({
   WORKER_DATABASE_POOL_SIZE: positiveInt.default(5),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10_000),
   // PgBouncer (or another pooler) in transaction mode: no session state, no named statements.
-  DATABASE_TRANSACTION_POOLER: bool.default('false'),
+  DATABASE_TRANSACTION_POOLER: bool.default(false),
   // Read replicas for reads that may be slightly stale (docs/operations-at-scale.md, "Read replicas").
   DATABASE_REPLICA_URLS: z
     .string()
@@ -41,7 +42,6 @@ const schema = z.object({
     .optional(),
   DATABASE_REPLICA_MAX_LAG_MS: positiveInt.default(1_000),
   REDIS_URL: z
-    .string()
     .url()
     .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL')
     .default('redis://127.0.0.1:6379'),
@@ -53,16 +53,16 @@ const schema = z.object({
   // A cluster's credentials and TLS (a single node takes them from REDIS_URL: user:password@, rediss://).
   REDIS_USERNAME: z.string().optional(),
   REDIS_PASSWORD: z.string().optional(),
-  REDIS_TLS: bool.default('false'),
+  REDIS_TLS: bool.default(false),
   LOG_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // true (or 1) trusts the one proxy in front of us; N trusts N hops; a list trusts the peers in
   // it. Never "all": the left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
-  TRUST_PROXY: z.string().transform(trustProxyOf).default('false'),
+  TRUST_PROXY: z.string().transform(trustProxyOf).default(0),
   CORS_ORIGINS: z.string().default(''),
   BODY_LIMIT_BYTES: positiveInt.default(100 * 1024),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  PET_GET_SUNSET_AT: z.string().datetime({ offset: true }).default('2027-06-30T00:00:00Z'),
+  PET_GET_SUNSET_AT: z.iso.datetime({ offset: true }).default('2027-06-30T00:00:00Z'),
   RATE_LIMIT_BAN_STRIKES: positiveInt.default(10),
   RATE_LIMIT_BAN_SECONDS: positiveInt.default(900),
   // At most 7 days, as a grace asked for over the API (MAX_ROTATION_GRACE_SECONDS in libs/access).
@@ -96,7 +96,7 @@ const schema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
   WEBHOOK_BACKOFF_MS: positiveInt.default(30_000),
   WEBHOOK_MAX_AGE_SECONDS: positiveInt.default(3 * 24 * 3600),
-  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default('false'),
+  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
@@ -113,11 +113,11 @@ const schema = z.object({
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
   // How often the worker copies finished minutes of usage from Redis into Postgres.
   USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
-  DEMO_SEED: bool.default('true'),
+  DEMO_SEED: bool.default(true),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   // Tracing is off unless an OTLP/HTTP collector is named (base URL; spans go to <url>/v1/traces).
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().optional(),
   OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
   // Share of new traces recorded (parent-based: a job or delivery follows its request's decision).

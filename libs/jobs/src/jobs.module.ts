@@ -1,7 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { dropErrorsOfClosedConnections } from './closed-connection-errors';
 import { JobHandlers } from './job-handlers';
 import { LostJobSweepService } from './lost-job-sweep.service';
 import { OutboxRelayService } from './outbox-relay.service';
@@ -20,7 +19,6 @@ import { queuePrefix, QueueName } from './queue-names';
 @Module({})
 export class JobsModule {
   static register(role: 'producer' | 'worker'): DynamicModule {
-    dropErrorsOfClosedConnections();
     // One instance for both imports below: a second would open a second cluster client.
     const connection = QueueConnectionModule.register(role);
     return {
@@ -38,7 +36,7 @@ export class JobsModule {
       ],
       providers: [
         QueueHandshake,
-        QueueErrors,
+        QueueErrors.provider(),
         SharedQueueConnection,
         OutboxService,
         ...(role === 'worker' ? [JobHandlers, OutboxRelayService, LostJobSweepService, RetentionService] : []),

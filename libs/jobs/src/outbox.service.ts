@@ -287,7 +287,7 @@ export class OutboxService implements OnModuleInit, OnModuleDestroy {
    */
   private async assertQueuesConnected(): Promise<void> {
     const clients = await within(
-      Promise.all(Object.values(this.queues).map((q) => q.client)),
+      Promise.all(Object.values(this.queues).map((q) => q.backend.client)),
       RELAY_ENQUEUE_TIMEOUT_MS,
       'queue connection',
     );

@@ -1,7 +1,7 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { Queue } from 'bullmq';
+import { Queue, RedisOptions as QueueRedisOptions } from 'bullmq';
 import { Cluster, RedisOptions } from 'ioredis';
 import { AppConfig } from '@app/config';
 import { within } from '@app/observability';
@@ -13,7 +13,7 @@ const QUIT_WAIT_MS = 1_000;
 
 /** What BullMQ connects with: options (one node: a connection per queue) or a shared cluster client. */
 export const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
-export type QueueConnection = RedisOptions | Cluster;
+export type QueueConnection = QueueRedisOptions | Cluster;
 
 /**
  * - `producer` (the API): commands fail fast while Redis is away (no offline queue), as BullMQ
@@ -22,10 +22,10 @@ export type QueueConnection = RedisOptions | Cluster;
  * - `worker`: commands wait for Redis to return (workers must block, not fail).
  */
 function queueConnection(config: AppConfig, role: 'producer' | 'worker'): QueueConnection {
-  const options: RedisOptions = {
+  const options = {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
-  };
+  } satisfies RedisOptions;
   if (!config.redisCluster) return { ...redisOptions(config.redisUrl), ...options };
   // BullMQ builds only single-node clients from options: a cluster is handed over as a client,
   // which BullMQ shares between the queues (a worker's blocking connection is its own copy)

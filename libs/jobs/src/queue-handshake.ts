@@ -32,7 +32,13 @@ export class QueueHandshake implements BeforeApplicationShutdown {
     // Each queue on its own clock: one stuck handshake must not keep the others from their fix.
     const clients = await Promise.all(
       queues.map((q) =>
-        Promise.race([q.waitUntilReady().catch(() => undefined), sleep(HANDSHAKE_WAIT_MS, undefined, { ref: false })]),
+        Promise.race([
+          q.waitUntilReady().then(
+            () => q.backend.client,
+            () => undefined,
+          ),
+          sleep(HANDSHAKE_WAIT_MS, undefined, { ref: false }),
+        ]),
       ),
     );
     for (const client of clients) {

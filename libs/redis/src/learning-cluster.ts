@@ -2,6 +2,11 @@ import { Cluster, ClusterOptions } from 'ioredis';
 
 type Address = { host: string; port: number };
 
+/** Cluster options with ioredis's default reply mapping (legacy: RESP2 shapes), which the class's type is for. */
+type LegacyClusterOptions = ClusterOptions & {
+  redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
+};
+
 /**
  * A Redis Cluster client that starts again from every node it has seen, not only from its seeds.
  *
@@ -13,19 +18,26 @@ type Address = { host: string; port: number };
  * of the last slots refresh (replaced, not added to, so nodes long gone do not pile up). ioredis
  * keeps the array it is given rather than a copy of it, which is what lets the list change:
  * test/service/redis-cluster-client.service-spec.ts fails if it ever copies.
+ *
+ * Rechecked for ioredis 6, which still has no option for this. Its one documented hook,
+ * `clusterRetryStrategy` replacing `this.startupNodes`, is consulted only after a connection
+ * loss the client did not ask for; BullMQ 6 restarts a cluster's blocking copy with
+ * `disconnect()` then `connect()`, which reads the startup nodes as they are and then ends
+ * ("None of startup nodes is available"): the service spec above fails with that hook in
+ * place of this class (docs/operations-at-scale.md).
  */
 export class LearningCluster extends Cluster {
   /** `startup` begins with the seeds, `seeds` long; the rest is what the client learnt. */
   private constructor(
     private readonly startup: Address[],
     private readonly seeds: number,
-    options: ClusterOptions,
+    options: LegacyClusterOptions,
   ) {
     super(startup, options);
     this.on('refresh', () => this.learn());
   }
 
-  static fromSeeds(seeds: Address[], options: ClusterOptions): LearningCluster {
+  static fromSeeds(seeds: Address[], options: LegacyClusterOptions): LearningCluster {
     return new LearningCluster(
       seeds.map(({ host, port }) => ({ host, port })),
       seeds.length,
@@ -36,7 +48,7 @@ export class LearningCluster extends Cluster {
   /** A copy on the same list of startup nodes (unless it is given its own). */
   override duplicate(overrideStartupNodes: Address[] = [], overrideOptions: ClusterOptions = {}): Cluster {
     if (overrideStartupNodes.length) return super.duplicate(overrideStartupNodes, overrideOptions);
-    return new LearningCluster(this.startup, this.seeds, { ...this.options, ...overrideOptions });
+    return new LearningCluster(this.startup, this.seeds, { ...this.options, ...overrideOptions } as LegacyClusterOptions);
   }
 
   private learn(): void {

@@ -13,8 +13,15 @@ export type RedisTarget = Pick<AppConfig, 'redisUrl' | 'redisCluster'>;
 /** Reconnect for ever with a capped delay: Redis coming back must need no restart. */
 const reconnectDelay = (times: number) => Math.min(times * 200, 2_000);
 
+/**
+ * RESP2, as before ioredis 6 (which speaks RESP3 unless told otherwise). Under RESP3 a Lua
+ * script's `false` reaches the client as a boolean (ioredis maps it to 0), where RESP2 gives
+ * null: our scripts and BullMQ's were written against RESP2's conversions.
+ */
+const PROTOCOL = 2;
+
 /** Connection options from REDIS_URL (db index in the path, password in the userinfo). */
-export function redisOptions(url: string): RedisOptions {
+export function redisOptions(url: string): RedisOptions & { retryStrategy: typeof reconnectDelay } {
   const u = new URL(url);
   return {
     host: u.hostname,
@@ -23,6 +30,7 @@ export function redisOptions(url: string): RedisOptions {
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     tls: u.protocol === 'rediss:' ? {} : undefined,
+    protocol: PROTOCOL,
     retryStrategy: reconnectDelay,
   };
 }
@@ -30,18 +38,18 @@ export function redisOptions(url: string): RedisOptions {
 /**
  * A new client of the target with the given per-connection options (timeouts, retries, offline
  * queue). On a cluster the offline queue, auto-pipelining and the reconnect policy are the
- * cluster's own; every other option applies to each node's connection.
+ * cluster's own; every other option applies to each node's connection. The protocol is ours.
  */
 export function connectRedis(
   target: RedisTarget,
-  options: RedisOptions,
-  cluster: Partial<ClusterOptions> = {},
+  options: Omit<RedisOptions, 'protocol' | 'replyMapping'>,
+  cluster: Partial<Omit<ClusterOptions, 'redisOptions'>> = {},
 ): RedisClient {
   if (!target.redisCluster) return new Redis({ ...redisOptions(target.redisUrl), ...options });
   const { nodes, username, password, tls } = target.redisCluster;
   const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, ...perNode } = options;
   return LearningCluster.fromSeeds(nodes, {
-    redisOptions: { ...perNode, username, password, tls: tls ? {} : undefined },
+    redisOptions: { protocol: PROTOCOL, ...perNode, username, password, tls: tls ? {} : undefined },
     enableOfflineQueue,
     enableAutoPipelining,
     autoPipeliningIgnoredCommands,
@@ -60,7 +68,7 @@ export function connectRedis(
 export function createFailFastClient(
   target: RedisTarget,
   name: string,
-  cluster: Partial<ClusterOptions> = {},
+  cluster: Partial<Omit<ClusterOptions, 'redisOptions'>> = {},
 ): RedisClient {
   const client = connectRedis(
     target,

@@ -3,12 +3,14 @@ import { loadConfig } from '@app/config';
 import { discoveryOf } from './worker-hosts.fake';
 import { WorkerShutdown } from './worker-shutdown';
 
-/** A worker whose connection cannot be had: on a cluster after a failover, BullMQ's client getter rejects. */
+/** A worker whose connection cannot be had: on a cluster after a failover, its backend's client getter rejects. */
 function workerWithoutRedis() {
   const calls: string[] = [];
   const worker = {
-    get client() {
-      return Promise.reject(new Error('None of startup nodes is available'));
+    backend: {
+      get client() {
+        return Promise.reject(new Error('None of startup nodes is available'));
+      },
     },
     pause: (doNotWait: boolean) => (calls.push(`pause(${doNotWait})`), Promise.resolve()),
     close: (force: boolean) => (calls.push(`close(${force})`), Promise.resolve()),

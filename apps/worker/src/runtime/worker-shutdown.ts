@@ -45,7 +45,7 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
   private async finishActiveJobs(worker: Worker): Promise<void> {
     // Asking for the client reconnects it, and that rejects while Redis is away (on a cluster:
     // "None of startup nodes is available" after a failover): then it is away, and nothing waits.
-    const ready = await worker.client.then(
+    const ready = await worker.backend.client.then(
       (client) => client.status === 'ready',
       () => false,
     );
