@@ -54,9 +54,8 @@ export type CallInit<M extends HttpMethod, P extends PathFor<M>> = CallControl &
   >;
 
 /** `[init]` when the operation needs path parameters or a body, else `[init?]`. */
-export type CallArgs<M extends HttpMethod, P extends PathFor<M>> = object extends CallInit<M, P>
-  ? [init?: CallInit<M, P>]
-  : [init: CallInit<M, P>];
+export type CallArgs<M extends HttpMethod, P extends PathFor<M>> =
+  object extends CallInit<M, P> ? [init?: CallInit<M, P>] : [init: CallInit<M, P>];
 
 /** The GET paths that answer a page (a JSON array): what `list()` iterates. */
 export type ListPath = {

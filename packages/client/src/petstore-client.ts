@@ -82,7 +82,8 @@ export class PetstoreClient {
 
   readonly pets = {
     list: (query?: QueryOf<'GET', '/pets'>, control?: CallControl) => this.list('/pets', { ...control, query }),
-    create: (body: M.NewPet, control?: CallControl) => this.dataOf('POST', '/pets', { ...control, body, idempotent: true }),
+    create: (body: M.NewPet, control?: CallControl) =>
+      this.dataOf('POST', '/pets', { ...control, body, idempotent: true }),
     /** One pet, through GET /pets?ids= (the successor of GET /pets/{petId}). */
     get: async (id: number, control?: CallControl) =>
       (await this.dataOf('GET', '/pets', { ...control, query: { ids: String(id) } }))[0],
@@ -90,10 +91,12 @@ export class PetstoreClient {
      * One pet through GET /pets/{petId}, whose answer carries the pet's ETag.
      * @deprecated The operation is sunset on 2027-06-30 (410 endpoint_sunset after): use `get()`.
      */
-    getById: (id: number, control?: CallControl) => this.dataOf('GET', '/pets/{petId}', { ...control, path: { petId: id } }),
+    getById: (id: number, control?: CallControl) =>
+      this.dataOf('GET', '/pets/{petId}', { ...control, path: { petId: id } }),
     update: (id: number, body: M.PetUpdate, control?: CallControl) =>
       this.dataOf('PATCH', '/pets/{petId}', { ...control, path: { petId: id }, body }),
-    delete: (id: number, control?: CallControl) => this.dataOf('DELETE', '/pets/{petId}', { ...control, path: { petId: id } }),
+    delete: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/pets/{petId}', { ...control, path: { petId: id } }),
   };
 
   readonly categories = {
@@ -156,8 +159,10 @@ export class PetstoreClient {
 
   readonly keys = {
     list: (control?: CallControl) => this.dataOf('GET', '/keys', control),
-    create: (body: M.NewApiKey, control?: CallControl) => this.dataOf('POST', '/keys', { ...control, body, idempotent: true }),
-    revoke: (id: number, control?: CallControl) => this.dataOf('DELETE', '/keys/{keyId}', { ...control, path: { keyId: id } }),
+    create: (body: M.NewApiKey, control?: CallControl) =>
+      this.dataOf('POST', '/keys', { ...control, body, idempotent: true }),
+    revoke: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/keys/{keyId}', { ...control, path: { keyId: id } }),
     rotate: (id: number, body: M.RotateApiKey = {}, control?: CallControl) =>
       this.dataOf('POST', '/keys/{keyId}/rotate', { ...control, path: { keyId: id }, body, idempotent: true }),
   };
@@ -240,7 +245,8 @@ export class PetstoreClient {
     headers.set('Authorization', `Bearer ${this.options.apiKey}`);
     headers.set('Accept', 'application/json');
     if (options.body !== undefined) headers.set('Content-Type', 'application/json');
-    if (options.idempotent && !headers.has('idempotency-key')) headers.set('Idempotency-Key', globalThis.crypto.randomUUID());
+    if (options.idempotent && !headers.has('idempotency-key'))
+      headers.set('Idempotency-Key', globalThis.crypto.randomUUID());
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     // Repeating a request whose answer was lost is safe only when it cannot do the work twice.
     const safeToRepeat = method === 'GET' || headers.has('idempotency-key');
@@ -266,7 +272,8 @@ export class PetstoreClient {
       }
       this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
       const parsed = text ? parseJson(text) : undefined;
-      if (response.ok && parsed !== NOT_JSON) return { data: parsed as T, status: response.status, headers: response.headers };
+      if (response.ok && parsed !== NOT_JSON)
+        return { data: parsed as T, status: response.status, headers: response.headers };
       const error =
         parsed !== NOT_JSON && typeof parsed === 'object' && parsed !== null
           ? new PetstoreError(response.status, parsed, response.headers)

@@ -1,7 +1,8 @@
 import type { ErrorBody, ErrorCode } from './schema';
 
 /** Codes the SDK gives answers that carry no Error body (a proxy's HTML page, say) and links it refuses. */
-export type ClientErrorCode = 'bad_gateway' | 'service_unavailable' | 'gateway_timeout' | 'unexpected_response' | 'cross_origin_link';
+export type ClientErrorCode =
+  'bad_gateway' | 'service_unavailable' | 'gateway_timeout' | 'unexpected_response' | 'cross_origin_link';
 
 const CODE_BY_STATUS: Record<number, ClientErrorCode> = {
   502: 'bad_gateway',
