@@ -112,6 +112,143 @@ describe('SDK (packages/client) against the live API', () => {
     expect(Date.now() - started).toBeLessThan(1000);
     expect(impatient.rateLimit!.remaining).toBe(0);
   });
+
+  it('has a method for the 3 operations it lacked: categories.update, inventory.update, pets.getById', async () => {
+    const category = await client.categories.create({ name: `rename-${Date.now()}` });
+    expect(await client.categories.update(category.id, { name: `${category.name}-2` })).toEqual(
+      expect.objectContaining({ id: category.id, name: `${category.name}-2` }),
+    );
+    const pet = await client.pets.create({ name: 'Stock', categoryId });
+    expect(await client.inventory.update(pet.id, { quantity: 7 })).toEqual(
+      expect.objectContaining({ petId: pet.id, quantity: 7 }),
+    );
+    expect(await client.pets.getById(pet.id)).toEqual(expect.objectContaining({ id: pet.id, name: 'Stock' }));
+  });
+
+  it('reaches any operation by path and method with typed filters: call() and list()', async () => {
+    const pet = await client.pets.create({ name: `typed-${Date.now()}`, categoryId, status: 'sold' });
+    const { data, headers } = await client.call('GET', '/pets/{petId}', { path: { petId: pet.id } });
+    expect(data.status).toBe('sold');
+    expect(headers.get('etag')).toEqual(expect.any(String));
+    const sold = [];
+    for await (const p of client.list('/pets', { query: { categoryId, status: 'sold', limit: 1 } })) sold.push(p.id);
+    expect(sold).toContain(pet.id);
+    // @ts-expect-error `lost` is not a PetStatus: the filters are typed from openapi.json.
+    await expect(client.call('GET', '/pets', { query: { status: 'lost' } })).rejects.toMatchObject({ status: 400 });
+  });
+
+  /** A fetch in front of the real one: `answer` may replace an attempt's answer (as a proxy would). */
+  const proxied = (answer: (attempt: number, url: URL) => Response | Promise<Response> | undefined) => {
+    const urls: URL[] = [];
+    const proxyFetch: typeof fetch = async (input, init) => {
+      const url = new URL(String(input));
+      urls.push(url);
+      return (await answer(urls.length, url)) ?? fetch(input, init);
+    };
+    return { urls, proxyFetch };
+  };
+  const html = (status: number, headers: Record<string, string> = {}) =>
+    new Response(
+      `<html>\n<head><title>${status}</title></head>\n<body><h1>${status} from the proxy</h1>${'<p>padding</p>'.repeat(50)}</body></html>`,
+      {
+        status,
+        headers: { 'Content-Type': 'text/html', ...headers },
+      },
+    );
+
+  it("turns a proxy's HTML 503 into a PetstoreError and retries it (Retry-After honoured), as 502 and 504 on a GET", async () => {
+    for (const status of [503, 502, 504]) {
+      const { urls, proxyFetch } = proxied((attempt) =>
+        attempt === 1 ? html(status, { 'Retry-After': '0' }) : undefined,
+      );
+      expect((await sdk(apiKey, { fetch: proxyFetch }).account.get()).plan).toBe('enterprise');
+      expect(urls).toHaveLength(2);
+    }
+    const { urls, proxyFetch } = proxied(() => html(503));
+    const err = (await sdk(apiKey, { fetch: proxyFetch, maxRetries: 1 })
+      .account.get()
+      .catch((e: unknown) => e)) as PetstoreError;
+    expect(err).toBeInstanceOf(PetstoreError);
+    expect(err).toEqual(expect.objectContaining({ code: 'service_unavailable', status: 503 }));
+    expect(err.message).toMatch(/^HTTP 503: <html> <head><title>503<\/title>.*…$/);
+    expect(err.message.length).toBeLessThan(300);
+    expect(urls).toHaveLength(2);
+  });
+
+  it('does not repeat a POST without Idempotency-Key after a 504 (the work may be done): the error is thrown', async () => {
+    const { urls, proxyFetch } = proxied(() => html(504));
+    const err = await sdk(apiKey, { fetch: proxyFetch })
+      .webhooks.test(1)
+      .catch((e: unknown) => e);
+    expect(err).toEqual(expect.objectContaining({ code: 'gateway_timeout', status: 504 }));
+    expect(urls).toHaveLength(1);
+  });
+
+  it("follows Link only on the base URL's origin: a Link elsewhere throws before the key is sent there", async () => {
+    for (const name of ['x', 'y']) await client.pets.create({ name: `${name}-${Date.now()}`, categoryId });
+    const { urls, proxyFetch } = proxied(async (_, url) => {
+      if (url.origin !== new URL(api.url).origin)
+        return new Response('[]', { headers: { 'Content-Type': 'application/json' } });
+      const real = await fetch(url, { headers: { Authorization: `Bearer ${apiKey}` } });
+      const link = real.headers.get('link')!.replace('</v1/', '<https://collector.example/v1/');
+      return new Response(await real.text(), {
+        status: real.status,
+        headers: { 'Content-Type': 'application/json', Link: link },
+      });
+    });
+    const seen: unknown[] = [];
+    const err = await (async () => {
+      for await (const pet of sdk(apiKey, { fetch: proxyFetch }).pets.list({ categoryId, limit: 1 })) seen.push(pet);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PetstoreError);
+    expect(err).toEqual(expect.objectContaining({ code: 'cross_origin_link', status: 200 }));
+    expect(seen).toHaveLength(1);
+    expect(urls.map((u) => u.origin)).toEqual([new URL(api.url).origin]);
+  });
+
+  /** A fetch whose answer never comes, unless the signal it is given aborts it. */
+  const hanging = () => {
+    const attempts: AbortSignal[] = [];
+    const hangFetch: typeof fetch = (_, init) =>
+      new Promise((_resolve, reject) => {
+        attempts.push(init!.signal!);
+        init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason));
+      });
+    return { attempts, hangFetch };
+  };
+
+  it('gives up an attempt after the timeout (client default, or per call), retrying it only where safe', async () => {
+    const { attempts, hangFetch } = hanging();
+    const slow = sdk(apiKey, { fetch: hangFetch, timeout: 100, maxRetries: 1 });
+    let started = Date.now();
+    await expect(slow.account.get()).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(attempts).toHaveLength(2); // a GET is retried once
+    expect(Date.now() - started).toBeLessThan(2_000);
+    started = Date.now();
+    await expect(slow.categories.delete(1, { timeout: 50 })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(attempts).toHaveLength(3); // a DELETE is not
+    expect(Date.now() - started).toBeLessThan(1_000);
+  }, 10_000);
+
+  it('stops a call, its retries and its waits at once when its AbortSignal aborts', async () => {
+    const { attempts, hangFetch } = hanging();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    await expect(sdk(apiKey, { fetch: hangFetch }).account.get({ signal: controller.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(attempts).toHaveLength(1);
+    // Aborted while waiting out a Retry-After of 20 s.
+    const { urls, proxyFetch } = proxied(() => html(503, { 'Retry-After': '20' }));
+    const waiting = new AbortController();
+    setTimeout(() => waiting.abort(), 100);
+    await expect(sdk(apiKey, { fetch: proxyFetch }).account.get({ signal: waiting.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(urls).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 10_000);
 });
 
 describe('SDK webhook verification', () => {

@@ -1,3 +1,14 @@
+import type {
+  CallArgs,
+  CallControl,
+  CallInit,
+  HttpMethod,
+  ListItem,
+  ListPath,
+  PathFor,
+  QueryOf,
+  Success,
+} from './operation-types';
 import { PetstoreError } from './petstore-error';
 import type * as M from './schema';
 
@@ -5,10 +16,12 @@ export interface PetstoreClientOptions {
   apiKey: string;
   /** Origin of the service, e.g. `https://petstore.example.com` (the SDK adds `/v1`). */
   baseUrl: string;
-  /** Retries after the first attempt on 429 and 503 (and network errors where a retry is safe). */
+  /** Retries after the first attempt on 429, 502, 503 and 504 (and network errors and timeouts where a retry is safe). */
   maxRetries?: number;
   /** Longest wait before a retry; a Retry-After beyond it is not waited for (the error is thrown). */
   maxRetryDelayMs?: number;
+  /** Milliseconds each attempt may take (answer and body) before it is given up: 60 s unless set. */
+  timeout?: number;
   /** Extra headers on every request. */
   headers?: Record<string, string>;
   fetch?: typeof fetch;
@@ -23,12 +36,10 @@ export interface RateLimitState {
   resource: string | null;
 }
 
-export interface RequestOptions {
+/** `request()`'s options: any path, untyped query and body. */
+export interface RequestOptions extends CallControl {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
-  headers?: Record<string, string>;
-  /** Send an Idempotency-Key (one per call, the same on each retry of that call). */
-  idempotent?: boolean;
 }
 
 export interface ApiResponse<T> {
@@ -38,17 +49,18 @@ export interface ApiResponse<T> {
 }
 
 type Query = RequestOptions['query'];
-// Web APIs only (global crypto, setTimeout), so the client runs in browsers too (the console uses it).
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const randomUUID = () => globalThis.crypto.randomUUID();
-const RETRYABLE = new Set([429, 503]);
+/** What `call()` reads from any operation's init, whatever its types. */
+type LooseInit = CallControl & { path?: Record<string, string | number>; query?: Query; body?: unknown };
+const NOT_JSON = Symbol('not JSON');
 const BASE_DELAY_MS = 250;
 
 /**
- * A typed client of the Pet Store API: retries 429/503 after Retry-After (with jitter, up to
- * maxRetries and maxRetryDelayMs), sends an Idempotency-Key on creating POSTs so a retry never
- * does the work twice, iterates keyset pages by following `Link: rel="next"`, throws PetstoreError
- * for non-2xx answers, and keeps the rate-limit state of the last answer in `rateLimit`.
+ * A typed client of the Pet Store API. `call()` and `list()` reach every operation of openapi.json
+ * (paths, filters, bodies and answers typed from it); the named methods are a facade over them.
+ * Retries 429/503 (and, when repeating is safe, 502/504) after Retry-After or with backoff and
+ * jitter, up to maxRetries and maxRetryDelayMs; sends an Idempotency-Key on creating POSTs so a retry
+ * never does the work twice; follows `Link: rel="next"` on the base URL's origin only; throws
+ * PetstoreError for non-2xx answers (a proxy's HTML page included); keeps the last rate-limit state.
  */
 export class PetstoreClient {
   /** From the last answer received (undefined before the first). */
@@ -56,127 +68,221 @@ export class PetstoreClient {
   private readonly fetchFn: typeof fetch;
   private readonly maxRetries: number;
   private readonly maxRetryDelayMs: number;
+  private readonly timeout: number;
+  private readonly origin: string;
 
   constructor(private readonly options: PetstoreClientOptions) {
     // Wrapped: a browser's fetch called as a method of another object throws "Illegal invocation".
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
     this.maxRetries = options.maxRetries ?? 2;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.timeout = options.timeout ?? 60_000;
+    this.origin = new URL(options.baseUrl).origin;
   }
 
   readonly pets = {
-    list: (query?: Query) => this.paginate<M.Pet>('/v1/pets', query),
-    create: (body: M.NewPet) => this.data<M.Pet>('POST', '/v1/pets', { body, idempotent: true }),
-    get: async (id: number) => (await this.data<M.Pet[]>('GET', '/v1/pets', { query: { ids: id } }))[0],
-    update: (id: number, body: M.PetUpdate) => this.data<M.Pet>('PATCH', `/v1/pets/${id}`, { body }),
-    delete: (id: number) => this.data<void>('DELETE', `/v1/pets/${id}`),
+    list: (query?: QueryOf<'GET', '/pets'>, control?: CallControl) => this.list('/pets', { ...control, query }),
+    create: (body: M.NewPet, control?: CallControl) =>
+      this.dataOf('POST', '/pets', { ...control, body, idempotent: true }),
+    /** One pet, through GET /pets?ids= (the successor of GET /pets/{petId}). */
+    get: async (id: number, control?: CallControl) =>
+      (await this.dataOf('GET', '/pets', { ...control, query: { ids: String(id) } }))[0],
+    /**
+     * One pet through GET /pets/{petId}, whose answer carries the pet's ETag.
+     * @deprecated The operation is sunset on 2027-06-30 (410 endpoint_sunset after): use `get()`.
+     */
+    getById: (id: number, control?: CallControl) =>
+      this.dataOf('GET', '/pets/{petId}', { ...control, path: { petId: id } }),
+    update: (id: number, body: M.PetUpdate, control?: CallControl) =>
+      this.dataOf('PATCH', '/pets/{petId}', { ...control, path: { petId: id }, body }),
+    delete: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/pets/{petId}', { ...control, path: { petId: id } }),
   };
 
   readonly categories = {
-    list: (query?: Query) => this.paginate<M.Category>('/v1/categories', query),
-    create: (body: M.NewCategory) => this.data<M.Category>('POST', '/v1/categories', { body, idempotent: true }),
-    get: (id: number) => this.data<M.Category>('GET', `/v1/categories/${id}`),
-    delete: (id: number) => this.data<void>('DELETE', `/v1/categories/${id}`),
+    list: (query?: QueryOf<'GET', '/categories'>, control?: CallControl) =>
+      this.list('/categories', { ...control, query }),
+    create: (body: M.NewCategory, control?: CallControl) =>
+      this.dataOf('POST', '/categories', { ...control, body, idempotent: true }),
+    get: (id: number, control?: CallControl) =>
+      this.dataOf('GET', '/categories/{categoryId}', { ...control, path: { categoryId: id } }),
+    update: (id: number, body: M.CategoryUpdate, control?: CallControl) =>
+      this.dataOf('PATCH', '/categories/{categoryId}', { ...control, path: { categoryId: id }, body }),
+    delete: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/categories/{categoryId}', { ...control, path: { categoryId: id } }),
   };
 
   readonly orders = {
-    list: (query?: Query) => this.paginate<M.Order>('/v1/store/orders', query),
-    place: (body: M.NewOrder) => this.data<M.Order>('POST', '/v1/store/orders', { body, idempotent: true }),
-    get: (id: number) => this.data<M.Order>('GET', `/v1/store/orders/${id}`),
-    cancel: (id: number) => this.data<void>('DELETE', `/v1/store/orders/${id}`),
+    list: (query?: QueryOf<'GET', '/store/orders'>, control?: CallControl) =>
+      this.list('/store/orders', { ...control, query }),
+    place: (body: M.NewOrder, control?: CallControl) =>
+      this.dataOf('POST', '/store/orders', { ...control, body, idempotent: true }),
+    get: (id: number, control?: CallControl) =>
+      this.dataOf('GET', '/store/orders/{orderId}', { ...control, path: { orderId: id } }),
+    cancel: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/store/orders/{orderId}', { ...control, path: { orderId: id } }),
   };
 
   readonly inventory = {
-    list: (query?: Query) => this.paginate<M.InventoryItem>('/v1/store/inventory', query),
-    get: (petId: number) => this.data<M.InventoryItem>('GET', `/v1/store/inventory/${petId}`),
+    list: (query?: QueryOf<'GET', '/store/inventory'>, control?: CallControl) =>
+      this.list('/store/inventory', { ...control, query }),
+    get: (petId: number, control?: CallControl) =>
+      this.dataOf('GET', '/store/inventory/{petId}', { ...control, path: { petId } }),
+    update: (petId: number, body: M.InventoryUpdate, control?: CallControl) =>
+      this.dataOf('PUT', '/store/inventory/{petId}', { ...control, path: { petId }, body }),
   };
 
   readonly messages = {
-    list: (query?: Query) => this.paginate<M.MessageDetail>('/v1/messages', query),
-    create: (body: M.NewMessage) => this.data<M.Message>('POST', '/v1/messages', { body, idempotent: true }),
-    get: (id: string) => this.data<M.MessageDetail>('GET', `/v1/messages/${encodeURIComponent(id)}`),
+    list: (query?: QueryOf<'GET', '/messages'>, control?: CallControl) => this.list('/messages', { ...control, query }),
+    create: (body: M.NewMessage, control?: CallControl) =>
+      this.dataOf('POST', '/messages', { ...control, body, idempotent: true }),
+    get: (id: string, control?: CallControl) => this.dataOf('GET', '/messages/{id}', { ...control, path: { id } }),
   };
 
   readonly events = {
-    list: (query?: Query) => this.paginate<M.Event>('/v1/events', query),
+    list: (query?: QueryOf<'GET', '/events'>, control?: CallControl) => this.list('/events', { ...control, query }),
   };
 
   readonly webhooks = {
-    list: () => this.data<M.Webhook[]>('GET', '/v1/webhooks'),
-    create: (body: M.NewWebhook) => this.data<M.CreatedWebhook>('POST', '/v1/webhooks', { body, idempotent: true }),
-    delete: (id: number) => this.data<void>('DELETE', `/v1/webhooks/${id}`),
-    enable: (id: number) => this.data<M.Webhook>('POST', `/v1/webhooks/${id}/enable`),
-    test: (id: number) => this.data<M.Delivery>('POST', `/v1/webhooks/${id}/test`),
-    deliveries: (id: number, query?: Query) => this.paginate<M.Delivery>(`/v1/webhooks/${id}/deliveries`, query),
+    list: (control?: CallControl) => this.dataOf('GET', '/webhooks', control),
+    create: (body: M.NewWebhook, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks', { ...control, body, idempotent: true }),
+    delete: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/webhooks/{webhookId}', { ...control, path: { webhookId: id } }),
+    enable: (id: number, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks/{webhookId}/enable', { ...control, path: { webhookId: id } }),
+    test: (id: number, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks/{webhookId}/test', { ...control, path: { webhookId: id } }),
+    deliveries: (id: number, query?: QueryOf<'GET', '/webhooks/{webhookId}/deliveries'>, control?: CallControl) =>
+      this.list('/webhooks/{webhookId}/deliveries', { ...control, path: { webhookId: id }, query }),
   };
 
   readonly keys = {
-    list: () => this.data<M.ApiKey[]>('GET', '/v1/keys'),
-    create: (body: M.NewApiKey) => this.data<M.IssuedApiKey>('POST', '/v1/keys', { body, idempotent: true }),
-    revoke: (id: number) => this.data<void>('DELETE', `/v1/keys/${id}`),
-    rotate: (id: number, body: M.RotateApiKey = {}) =>
-      this.data<M.IssuedApiKey>('POST', `/v1/keys/${id}/rotate`, { body, idempotent: true }),
+    list: (control?: CallControl) => this.dataOf('GET', '/keys', control),
+    create: (body: M.NewApiKey, control?: CallControl) =>
+      this.dataOf('POST', '/keys', { ...control, body, idempotent: true }),
+    revoke: (id: number, control?: CallControl) =>
+      this.dataOf('DELETE', '/keys/{keyId}', { ...control, path: { keyId: id } }),
+    rotate: (id: number, body: M.RotateApiKey = {}, control?: CallControl) =>
+      this.dataOf('POST', '/keys/{keyId}/rotate', { ...control, path: { keyId: id }, body, idempotent: true }),
   };
 
   readonly account = {
-    get: () => this.data<M.Account>('GET', '/v1/account'),
-    rateLimit: () => this.data<M.RateLimitStatus>('GET', '/v1/rate_limit'),
+    get: (control?: CallControl) => this.dataOf('GET', '/account', control),
+    rateLimit: (control?: CallControl) => this.dataOf('GET', '/rate_limit', control),
     /** Requests admitted, refused and bans per bucket (experimental). */
-    usage: (query?: M.UsageQuery) => this.data<M.Usage>('GET', '/v1/usage', { query: { ...query } }),
+    usage: (query?: M.UsageQuery, control?: CallControl) => this.dataOf('GET', '/usage', { ...control, query }),
   };
 
-  /** The body of a successful answer. */
+  /**
+   * Any operation of the document by method and path (as in openapi.json, without `/v1`), its
+   * path parameters, query and body typed from it: `call('PATCH', '/categories/{categoryId}', { path: { categoryId: 1 }, body })`.
+   */
+  async call<Method extends HttpMethod, P extends PathFor<Method>>(
+    method: Method,
+    path: P,
+    ...[init]: CallArgs<Method, P>
+  ): Promise<ApiResponse<Success<Method, P>>> {
+    const { path: params, ...options } = (init ?? {}) as LooseInit;
+    return this.request(method, `/v1${withParams(path, params)}`, options);
+  }
+
+  /** Every item of every page of a listing, typed: `list('/pets', { query: { status: 'available' } })`. */
+  list<P extends ListPath>(path: P, ...[init]: CallArgs<'GET', P>): AsyncGenerator<ListItem<P>, void, undefined> {
+    const { path: params, query, ...control } = (init ?? {}) as LooseInit;
+    return this.paginate(`/v1${withParams(path, params)}`, query, control);
+  }
+
+  /** The body of a successful answer, by any path (`/v1/...`), untyped: prefer `call()`. */
   async data<T>(method: string, path: string, options?: RequestOptions): Promise<T> {
     return (await this.request<T>(method, path, options)).data;
   }
 
-  /** Every item of every page, fetching the next page (`Link: rel="next"`) when the current one is used up. */
-  async *paginate<T>(path: string, query?: Query): AsyncGenerator<T, void, undefined> {
-    let next: string | null = path;
-    let pageQuery = query;
-    while (next) {
-      const page: ApiResponse<T[]> = await this.request<T[]>('GET', next, { query: pageQuery });
+  /**
+   * Every item of every page, fetching the next page (`Link: rel="next"`) when the current one is used up.
+   * A Link to another origin than the base URL's is refused (PetstoreError `cross_origin_link`): it would get the API key.
+   */
+  async *paginate<T>(path: string, query?: Query, control: CallControl = {}): AsyncGenerator<T, void, undefined> {
+    let url = this.url(path, query);
+    for (;;) {
+      const page = await this.send<T[]>('GET', url, control);
       yield* page.data;
-      next = nextLink(page.headers.get('link'));
-      pageQuery = undefined; // the Link carries the filters and the cursor
+      const next = nextLink(page.headers.get('link'));
+      if (next === null) return;
+      url = new URL(next, url); // the Link carries the filters and the cursor
+      if (url.origin !== this.origin) {
+        const message = `Refused to follow Link: rel="next" to ${url.origin}, not the base URL's origin ${this.origin}`;
+        throw new PetstoreError(page.status, { code: 'cross_origin_link', message }, page.headers);
+      }
     }
   }
 
-  /** One logical call: retried on 429/503 per Retry-After, with the same Idempotency-Key on each attempt. */
+  /** One logical call by any path (`/v1/...`), untyped: retried per Retry-After, with the same Idempotency-Key on each attempt. */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    return this.send<T>(method, this.url(path, options.query), options);
+  }
+
+  /** `call()`'s body alone, for the named methods. */
+  private async dataOf<Method extends HttpMethod, P extends PathFor<Method>>(
+    method: Method,
+    path: P,
+    init: CallInit<Method, P> | undefined,
+  ): Promise<Success<Method, P>> {
+    return (await this.call(method, path, ...([init] as CallArgs<Method, P>))).data;
+  }
+
+  private url(path: string, query: Query): URL {
     const url = new URL(path, this.options.baseUrl);
-    for (const [name, value] of Object.entries(options.query ?? {})) {
+    for (const [name, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = {
-      ...this.options.headers,
-      ...options.headers,
-      Authorization: `Bearer ${this.options.apiKey}`,
-      Accept: 'application/json',
-    };
-    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    if (options.idempotent) headers['Idempotency-Key'] ??= randomUUID();
+    return url;
+  }
+
+  private async send<T>(method: string, url: URL, options: RequestOptions): Promise<ApiResponse<T>> {
+    const headers = new Headers(this.options.headers);
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+    headers.set('Authorization', `Bearer ${this.options.apiKey}`);
+    headers.set('Accept', 'application/json');
+    if (options.body !== undefined) headers.set('Content-Type', 'application/json');
+    if (options.idempotent && !headers.has('idempotency-key'))
+      headers.set('Idempotency-Key', globalThis.crypto.randomUUID());
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    // A network error is retried only when repeating the request cannot do the work twice.
-    const safeToRepeat = method === 'GET' || 'Idempotency-Key' in headers;
+    // Repeating a request whose answer was lost is safe only when it cannot do the work twice.
+    const safeToRepeat = method === 'GET' || headers.has('idempotency-key');
+    const { signal } = options;
+    const timeout = options.timeout ?? this.timeout;
 
     for (let attempt = 0; ; attempt++) {
+      signal?.throwIfAborted();
+      const deadline = AbortSignal.timeout(timeout);
+      const attemptSignal = signal ? AbortSignal.any([signal, deadline]) : deadline;
       let response: Response;
+      let text: string;
       try {
-        response = await this.fetchFn(url, { method, headers, body });
+        // Raced as well: a custom fetch may ignore the signal.
+        response = await raced(this.fetchFn(url, { method, headers, body, signal: attemptSignal }), attemptSignal);
+        text = await raced(response.text(), attemptSignal);
       } catch (err) {
-        if (!safeToRepeat || attempt >= this.maxRetries) throw err;
-        await sleep(this.backoff(attempt, null));
+        signal?.throwIfAborted();
+        const failure = deadline.aborted ? deadline.reason : err;
+        if (!safeToRepeat || attempt >= this.maxRetries) throw failure;
+        await sleep(this.backoff(attempt, null), signal);
         continue;
       }
       this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
-      const text = await response.text();
-      const parsed: unknown = text ? JSON.parse(text) : undefined;
-      if (response.ok) return { data: parsed as T, status: response.status, headers: response.headers };
-      const error = new PetstoreError(response.status, parsed as M.ErrorBody | undefined, response.headers);
+      const parsed = text ? parseJson(text) : undefined;
+      if (response.ok && parsed !== NOT_JSON)
+        return { data: parsed as T, status: response.status, headers: response.headers };
+      const error =
+        parsed !== NOT_JSON && typeof parsed === 'object' && parsed !== null
+          ? new PetstoreError(response.status, parsed, response.headers)
+          : PetstoreError.fromText(response.status, text, response.headers);
+      // 429 and 503 come before any work; a 502 or 504 may come after it.
+      const retryable = [429, 503].includes(response.status) || ([502, 504].includes(response.status) && safeToRepeat);
       const delay = this.backoff(attempt, error.retryAfter);
-      if (!RETRYABLE.has(response.status) || attempt >= this.maxRetries || delay > this.maxRetryDelayMs) throw error;
-      await sleep(delay);
+      if (!retryable || attempt >= this.maxRetries || delay > this.maxRetryDelayMs) throw error;
+      await sleep(delay, signal);
     }
   }
 
@@ -185,6 +291,48 @@ export class PetstoreClient {
     const base = retryAfterSeconds !== null ? retryAfterSeconds * 1000 : BASE_DELAY_MS * 2 ** attempt;
     return Math.round(base * (1 + Math.random() * 0.2));
   }
+}
+
+/** `/pets/{petId}` with its parameters filled in (encoded). */
+function withParams(path: string, params: Record<string, string | number> = {}): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (params[name] === undefined) throw new TypeError(`${path} needs the path parameter ${name}`);
+    return encodeURIComponent(String(params[name]));
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** The promise, or the signal's reason as soon as it aborts. */
+function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+// Web APIs only (global crypto, setTimeout, AbortSignal), so the client runs in browsers too (the console uses it).
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    signal?.throwIfAborted();
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function rateLimitOf(headers: Headers): RateLimitState | undefined {

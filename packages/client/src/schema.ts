@@ -1,6 +1,7 @@
 // The models of the committed OpenAPI document (openapi-typescript output of openapi.json), so
 // the SDK's types change with the document and a breaking change fails its compilation.
 import type { components } from './generated/openapi';
+import type { QueryOf } from './operation-types';
 
 type Schemas = components['schemas'];
 /** openapi-typescript marks defaulted fields required (right for answers); in a request they may be left out. */
@@ -10,9 +11,11 @@ export type NewPet = Defaulted<Schemas['NewPet'], 'status'>;
 export type PetUpdate = Schemas['PetUpdate'];
 export type Category = Schemas['Category'];
 export type NewCategory = Schemas['NewCategory'];
+export type CategoryUpdate = Schemas['CategoryUpdate'];
 export type Order = Schemas['Order'];
 export type NewOrder = Defaulted<Schemas['NewOrder'], 'quantity'>;
 export type InventoryItem = Schemas['InventoryItem'];
+export type InventoryUpdate = Schemas['InventoryUpdate'];
 export type Message = Schemas['Message'];
 export type MessageDetail = Schemas['MessageDetail'];
 export type NewMessage = Schemas['NewMessage'];
@@ -30,11 +33,6 @@ export type Delivery = Schemas['Delivery'];
 export type Usage = Schemas['Usage'];
 export type UsageBucket = Schemas['UsageBucket'];
 /** GET /v1/usage's query (ISO 8601 instants for from/to). */
-export interface UsageQuery {
-  from?: string;
-  to?: string;
-  granularity?: 'minute' | 'hour' | 'day';
-  keyId?: number;
-}
+export type UsageQuery = QueryOf<'GET', '/usage'>;
 export type ErrorBody = Schemas['Error'];
 export type ErrorCode = Schemas['ErrorCode'];
