@@ -11,8 +11,12 @@ const dist = join(root, 'dist');
 const esm = join(dist, 'esm');
 
 rmSync(dist, { recursive: true, force: true });
-for (const [module, outDir] of [['commonjs', join(dist, 'cjs')], ['es2022', esm]]) {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--module', module, '--outDir', outDir], {
+// nodenext emits CommonJS here (the package has no "type": "module"); the ESM build resolves as a bundler would.
+for (const [flags, outDir] of [
+  [['--module', 'nodenext', '--moduleResolution', 'nodenext'], join(dist, 'cjs')],
+  [['--module', 'es2022', '--moduleResolution', 'bundler'], esm],
+]) {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), ...flags, '--outDir', outDir], {
     stdio: 'inherit',
   });
 }
