@@ -53,6 +53,7 @@ const env: Record<string, string> = {
   LOG_LEVEL: 'warn',
   DEMO_SEED: 'false',
   WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
   RETENTION_MESSAGES_DAYS: String(RETENTION_DAYS),
   RETENTION_EVENTS_DAYS: String(RETENTION_DAYS),
   RETENTION_WEBHOOK_DELIVERIES_DAYS: String(RETENTION_DAYS),

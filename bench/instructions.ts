@@ -35,6 +35,7 @@ const env: Record<string, string> = {
   METRICS_PORT: '0',
   // Production refuses to start without a webhook secret key.
   WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
 };
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-instructions-'));
 const log = (msg: string) => process.stderr.write(`[instructions] ${msg}\n`);

@@ -124,6 +124,7 @@ const baseEnv: Record<string, string> = {
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
   // Production refuses to start without a key; a fresh one per run (the bench's webhooks die with it).
   WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
   // The sweep would re-enqueue the orders whose jobs the bench drops between phases.
   SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
 };
