@@ -1,6 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { EventFanOutService } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -83,13 +84,20 @@ describe('webhooks', () => {
     expect(req.headers['petstore-event-id']).toBe(String(event.id));
     expect(req.headers['petstore-event-type']).toBe('api_key.revoked');
 
-    // The signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
-    const signature = req.headers['petstore-signature'] as string;
-    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature)!;
-    expect(Math.abs(Date.now() / 1000 - Number(t))).toBeLessThan(60);
+    // Standard Webhooks: the reference verifier accepts it with the secret, and only with it.
+    expect(req.headers['webhook-id']).toBe(String(event.id));
+    expect(Math.abs(Date.now() / 1000 - Number(req.headers['webhook-timestamp']))).toBeLessThan(60);
+    expect(req.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(new Webhook(hook.secret).verify(req.body, req.headers as Record<string, string>)).toEqual(event);
+    expect(() =>
+      new Webhook(`whsec_${'A'.repeat(44)}`).verify(req.body, req.headers as Record<string, string>),
+    ).toThrow(WebhookVerificationError);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
+
+    // The legacy header until the sunset: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req.headers['petstore-signature'] as string)!;
+    expect(t).toBe(req.headers['webhook-timestamp']);
     expect(v1).toBe(createHmac('sha256', hook.secret).update(`${t}.${req.body}`).digest('hex'));
-    expect(isSignedBy(hook.secret, req.body, signature)).toBe(true);
-    expect(isSignedBy('whsec_wrong', req.body, signature)).toBe(false);
 
     // The other webhook got the created event, so its fan-out is done: it was not sent here.
     await eventually(async () => createdOnly.requests.some((r) => JSON.parse(r.body).type === 'api_key.created'));
@@ -135,10 +143,10 @@ describe('webhooks', () => {
     });
     expect(delivery).toEqual(expect.objectContaining({ attempts: 3, lastStatusCode: 200, lastError: null }));
     expect(flaky.requests).toHaveLength(3);
-    const ids = flaky.requests.map((r) => r.headers['petstore-event-id']);
-    expect(new Set(ids).size).toBe(1);
+    const ids = flaky.requests.map((r) => [r.headers['petstore-event-id'], r.headers['webhook-id']]);
+    expect(new Set(ids.flat()).size).toBe(1);
     for (const r of flaky.requests) {
-      expect(isSignedBy(hook.secret, r.body, r.headers['petstore-signature'] as string)).toBe(true);
+      expect(isSignedBy(hook.secret, r.body, r.headers)).toBe(true);
     }
   });
 
@@ -256,7 +264,7 @@ describe('webhooks', () => {
 
     const req = await eventually(async () => r.requests.find(isSwept), 10_000);
     expect(req.headers['petstore-event-id']).toBe(String(created.id));
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     const delivery = await eventually(async () => {
       const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
       return list.body.find((d: { id: number; status: string }) => d.id === row.id && d.status === 'delivered');
@@ -291,7 +299,7 @@ describe('webhooks', () => {
       10_000,
     );
     expect(JSON.parse(req.body)).toEqual(expect.objectContaining({ id: lost.id, resourceId: 'lost-job' }));
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     expect(await fannedOut(lost.id)).toBe(true);
     await sleep(1_500); // three more sweep passes: sent once
     expect(r.requests.filter((q) => q.headers['petstore-event-id'] === String(lost.id))).toHaveLength(1);
@@ -313,7 +321,7 @@ describe('webhooks', () => {
     expect(JSON.parse(req.body)).toEqual(
       expect.objectContaining({ id: null, type: 'webhook.test', resourceId: String(hook.id) }),
     );
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     await eventually(async () => {
       const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
       return list.body.some((d: { id: number; status: string }) => d.id === res.body.id && d.status === 'delivered');

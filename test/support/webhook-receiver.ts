@@ -63,16 +63,22 @@ export class WebhookReceiver {
   }
 }
 
-/** Whether a delivery's Petstore-Signature checks out for `secret`, by the SDK's verifier (its own implementation). */
+/** Whether a delivery's Standard Webhooks signature checks out for `secret`, by the SDK's verifier (its own implementation). */
 export function isSignedBy(
   secret: string,
   body: string,
-  header: string | undefined,
+  headers: IncomingHttpHeaders | Record<string, string>,
   toleranceSeconds = 300,
   now = new Date(),
 ): boolean {
   try {
-    verifyWebhook({ payload: body, header, secret, toleranceSeconds, now });
+    verifyWebhook({
+      payload: body,
+      headers: { ...headers, 'petstore-signature': undefined },
+      secret,
+      toleranceSeconds,
+      now,
+    });
     return true;
   } catch {
     return false;

@@ -15,7 +15,7 @@ import { EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } fro
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
-import { signatureHeader } from './signature';
+import { legacySignatureHeader, standardWebhookHeaders } from './signature';
 import { DeliverWebhookJob } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
 import { DELIVERY_COLUMNS, toWebhookView, WEBHOOK_COLUMNS } from './views';
@@ -112,13 +112,19 @@ export class WebhookDeliveryService {
 
     const event = isTest || !delivery.event ? testEvent(delivery) : toPublicEvent(delivery.event);
     const body = JSON.stringify(event);
+    const secrets = [this.secrets.open(webhook.secret, webhook.accountId)];
+    // The event's id, the same on every attempt: receivers deduplicate on it.
+    const messageId = isTest ? `test-${delivery.id}` : String(event.id);
+    const now = new Date();
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': 'Petstore-Webhooks/1',
-      'Petstore-Signature': signatureHeader(this.secrets.open(webhook.secret, webhook.accountId), body),
-      'Petstore-Event-Id': isTest ? `test-${delivery.id}` : String(event.id),
+      ...standardWebhookHeaders(secrets, messageId, body, now),
+      'Petstore-Event-Id': messageId,
       'Petstore-Event-Type': event.type,
     };
+    if (now < this.config.webhooks.legacySignatureUntil)
+      headers['Petstore-Signature'] = legacySignatureHeader(secrets, body, now);
     const attributes = {
       'petstore.webhook.id': webhook.id,
       'petstore.delivery.id': delivery.id,

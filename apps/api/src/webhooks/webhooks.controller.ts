@@ -34,7 +34,7 @@ export class WebhooksController {
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()

@@ -49,8 +49,8 @@ export class WebhookSchema {
 @ApiSchema({ name: 'CreatedWebhook' })
 export class CreatedWebhookSchema extends WebhookSchema {
   @ApiProperty({
-    example: 'whsec_3q2+7w...',
-    description: 'The signing secret for Petstore-Signature: shown in this answer only',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes): shown in this answer only',
   })
   secret!: string;
 }

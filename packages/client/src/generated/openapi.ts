@@ -458,7 +458,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -753,8 +753,8 @@ export interface components {
       /** Format: int64 */
       id: number;
       /**
-       * @description The signing secret for Petstore-Signature: shown in this answer only
-       * @example whsec_3q2+7w...
+       * @description The Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes): shown in this answer only
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
        */
       secret: string;
       /**
@@ -8815,7 +8815,7 @@ export interface operations {
            *       "status": "active",
            *       "disabledAt": "2026-01-15T09:30:00.000Z",
            *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "secret": "whsec_3q2+7w..."
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     }
            */
           'application/json': components['schemas']['CreatedWebhook'];
