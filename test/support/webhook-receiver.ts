@@ -25,6 +25,9 @@ export class WebhookReceiver {
   /** A slow receiver: each answer leaves this much later (a delivery the test keeps in flight). */
   replyDelayMs = 0;
 
+  /** The body of every answer. */
+  answerBody = 'ok';
+
   url = '';
 
   async start(): Promise<this> {
@@ -43,7 +46,7 @@ export class WebhookReceiver {
         if (status >= 300 && status < 400) res.setHeader('Location', '/redirected');
         const answer = setTimeout(() => {
           this.pending.delete(answer);
-          res.writeHead(status).end('ok');
+          res.writeHead(status).end(this.answerBody);
         }, this.replyDelayMs);
         this.pending.add(answer);
       });

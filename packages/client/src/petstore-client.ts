@@ -104,6 +104,14 @@ export class PetstoreClient {
   readonly webhooks = {
     list: () => this.data<M.Webhook[]>('GET', '/v1/webhooks'),
     create: (body: M.NewWebhook) => this.data<M.CreatedWebhook>('POST', '/v1/webhooks', { body, idempotent: true }),
+    get: (id: number) => this.data<M.Webhook>('GET', `/v1/webhooks/${id}`),
+    update: (id: number, body: M.WebhookUpdate) => this.data<M.Webhook>('PATCH', `/v1/webhooks/${id}`, { body }),
+    /** A new secret (in the answer only); the old one also signs deliveries for `gracePeriodSeconds`. */
+    rotate: (id: number, body: M.RotateWebhookSecret = {}) =>
+      this.data<M.CreatedWebhook>('POST', `/v1/webhooks/${id}/rotate`, { body, idempotent: true }),
+    /** Sends a delivery's event again (same webhook-id), as a new delivery. */
+    resend: (id: number, deliveryId: number) =>
+      this.data<M.Delivery>('POST', `/v1/webhooks/${id}/deliveries/${deliveryId}/resend`, { idempotent: true }),
     delete: (id: number) => this.data<void>('DELETE', `/v1/webhooks/${id}`),
     enable: (id: number) => this.data<M.Webhook>('POST', `/v1/webhooks/${id}/enable`),
     test: (id: number) => this.data<M.Delivery>('POST', `/v1/webhooks/${id}/test`),
