@@ -1,6 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { EventFanOutService } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -83,13 +84,20 @@ describe('webhooks', () => {
     expect(req.headers['petstore-event-id']).toBe(String(event.id));
     expect(req.headers['petstore-event-type']).toBe('api_key.revoked');
 
-    // The signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
-    const signature = req.headers['petstore-signature'] as string;
-    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature)!;
-    expect(Math.abs(Date.now() / 1000 - Number(t))).toBeLessThan(60);
+    // Standard Webhooks: the reference verifier accepts it with the secret, and only with it.
+    expect(req.headers['webhook-id']).toBe(String(event.id));
+    expect(Math.abs(Date.now() / 1000 - Number(req.headers['webhook-timestamp']))).toBeLessThan(60);
+    expect(req.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(new Webhook(hook.secret).verify(req.body, req.headers as Record<string, string>)).toEqual(event);
+    expect(() =>
+      new Webhook(`whsec_${'A'.repeat(44)}`).verify(req.body, req.headers as Record<string, string>),
+    ).toThrow(WebhookVerificationError);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
+
+    // The legacy header until the sunset: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>.
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req.headers['petstore-signature'] as string)!;
+    expect(t).toBe(req.headers['webhook-timestamp']);
     expect(v1).toBe(createHmac('sha256', hook.secret).update(`${t}.${req.body}`).digest('hex'));
-    expect(isSignedBy(hook.secret, req.body, signature)).toBe(true);
-    expect(isSignedBy('whsec_wrong', req.body, signature)).toBe(false);
 
     // The other webhook got the created event, so its fan-out is done: it was not sent here.
     await eventually(async () => createdOnly.requests.some((r) => JSON.parse(r.body).type === 'api_key.created'));
@@ -135,10 +143,10 @@ describe('webhooks', () => {
     });
     expect(delivery).toEqual(expect.objectContaining({ attempts: 3, lastStatusCode: 200, lastError: null }));
     expect(flaky.requests).toHaveLength(3);
-    const ids = flaky.requests.map((r) => r.headers['petstore-event-id']);
-    expect(new Set(ids).size).toBe(1);
+    const ids = flaky.requests.map((r) => [r.headers['petstore-event-id'], r.headers['webhook-id']]);
+    expect(new Set(ids.flat()).size).toBe(1);
     for (const r of flaky.requests) {
-      expect(isSignedBy(hook.secret, r.body, r.headers['petstore-signature'] as string)).toBe(true);
+      expect(isSignedBy(hook.secret, r.body, r.headers)).toBe(true);
     }
   });
 
@@ -256,7 +264,7 @@ describe('webhooks', () => {
 
     const req = await eventually(async () => r.requests.find(isSwept), 10_000);
     expect(req.headers['petstore-event-id']).toBe(String(created.id));
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     const delivery = await eventually(async () => {
       const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
       return list.body.find((d: { id: number; status: string }) => d.id === row.id && d.status === 'delivered');
@@ -291,7 +299,7 @@ describe('webhooks', () => {
       10_000,
     );
     expect(JSON.parse(req.body)).toEqual(expect.objectContaining({ id: lost.id, resourceId: 'lost-job' }));
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     expect(await fannedOut(lost.id)).toBe(true);
     await sleep(1_500); // three more sweep passes: sent once
     expect(r.requests.filter((q) => q.headers['petstore-event-id'] === String(lost.id))).toHaveLength(1);
@@ -313,11 +321,175 @@ describe('webhooks', () => {
     expect(JSON.parse(req.body)).toEqual(
       expect.objectContaining({ id: null, type: 'webhook.test', resourceId: String(hook.id) }),
     );
-    expect(isSignedBy(hook.secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     await eventually(async () => {
       const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
       return list.body.some((d: { id: number; status: string }) => d.id === res.body.id && d.status === 'delivered');
     });
+  });
+
+  it('reads and changes a webhook: description, events (api_key.* need admin), URL through the guard, enabled', async () => {
+    const owner = await account();
+    const r = await receiver();
+    const created = await owner.post('/v1/webhooks', {
+      url: r.url,
+      events: ['category.created'],
+      description: 'catalog sync',
+    });
+    expect(created.status).toBe(201);
+    secrets.push(created.body.secret);
+    const id = created.body.id;
+    const got = await owner.get(`/v1/webhooks/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(
+      expect.objectContaining({
+        id,
+        url: r.url,
+        description: 'catalog sync',
+        status: 'active',
+        previousSecretExpiresAt: null,
+      }),
+    );
+    expect(JSON.stringify(got.body)).not.toContain('whsec_');
+
+    const changed = await owner.patch(`/v1/webhooks/${id}`, { events: ['pet.created'], description: null });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toEqual(expect.objectContaining({ events: ['pet.created'], description: null, url: r.url }));
+
+    // A host that does not resolve is refused now (creation accepts it), with the guard's reason.
+    const unresolvable = await owner.patch(`/v1/webhooks/${id}`, { url: 'http://hook.invalid/x' });
+    expect(unresolvable.status).toBe(400);
+    expect(unresolvable.body).toEqual(
+      expect.objectContaining({
+        code: 'validation_failed',
+        details: [{ field: 'url', message: 'host name does not resolve' }],
+      }),
+    );
+
+    const noAdmin = owner.withKey((await owner.post('/v1/keys', { name: 'w', scopes: ['read', 'write'] })).body.secret);
+    const refused = await noAdmin.patch(`/v1/webhooks/${id}`, { events: ['api_key.created'] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('insufficient_scope');
+    expect((await owner.patch(`/v1/webhooks/${id}`, { events: ['api_key.created'] })).status).toBe(200);
+    // Where api_key.* events go is an admin's call: a write key may not move the URL.
+    const moved = await noAdmin.patch(`/v1/webhooks/${id}`, { url: 'http://127.0.0.1:1/elsewhere' });
+    expect(moved.status).toBe(403);
+    expect(moved.body.details).toEqual([expect.objectContaining({ field: 'url' })]);
+
+    const disabled = await owner.patch(`/v1/webhooks/${id}`, { enabled: false });
+    expect(disabled.body).toEqual(expect.objectContaining({ status: 'disabled', disabledAt: expect.any(String) }));
+    await createAndRevokeKey(owner); // an api_key.created event, not sent to a disabled webhook
+    const db = api.app.get(DataSource);
+    const accountId = lastAccountId;
+    await eventually(
+      async () =>
+        (await db.query('SELECT bool_and(fanned_out) AS done FROM events WHERE account_id = $1', [accountId]))[0].done,
+    );
+    const enabled = await owner.patch(`/v1/webhooks/${id}`, { enabled: true, description: 'keys' });
+    expect(enabled.body).toEqual(expect.objectContaining({ status: 'active', disabledAt: null, description: 'keys' }));
+    await createAndRevokeKey(owner);
+    await eventually(async () => r.requests.length > 0);
+    await sleep(300);
+    expect(r.requests).toHaveLength(1);
+    expect((await owner.patch(`/v1/webhooks/${id}`, { enabled: 'yes' })).status).toBe(400);
+  });
+
+  it('rotates the secret: shown once, both secrets sign during the grace, the old one stops after it', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['pet.created']);
+    expect((await http.patch(`/v1/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+
+    const rotated = await http.post(`/v1/webhooks/${hook.id}/rotate`, {});
+    expect(rotated.status).toBe(201);
+    expect(rotated.headers.get('cache-control')).toBe('no-store');
+    const { secret } = rotated.body;
+    secrets.push(secret);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(secret).not.toBe(hook.secret);
+    const graceEnds = Date.parse(rotated.body.previousSecretExpiresAt) - Date.now();
+    expect(graceEnds).toBeGreaterThan(86_300_000);
+    expect(graceEnds).toBeLessThanOrEqual(86_400_000);
+    expect(rotated.body.status).toBe('disabled'); // a disabled webhook rotates too
+
+    const delivered = async () => {
+      const before = r.requests.length;
+      expect((await http.post(`/v1/webhooks/${hook.id}/test`)).status).toBe(202);
+      return eventually(async () => r.requests[before]);
+    };
+    const during = await delivered();
+    expect((during.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
+    const headers = during.headers as Record<string, string>;
+    for (const s of [secret, hook.secret]) {
+      expect(new Webhook(s).verify(during.body, headers)).toEqual(JSON.parse(during.body));
+      expect(isSignedBy(s, during.body, headers)).toBe(true);
+    }
+    expect(during.headers['petstore-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+
+    const again = await http.post(`/v1/webhooks/${hook.id}/rotate`, { gracePeriodSeconds: 0 });
+    expect(again.status).toBe(201);
+    secrets.push(again.body.secret);
+    expect(again.body.previousSecretExpiresAt).toBeNull();
+    const after = await delivered();
+    expect(new Webhook(again.body.secret).verify(after.body, after.headers as Record<string, string>)).toBeTruthy();
+    for (const old of [secret, hook.secret]) expect(isSignedBy(old, after.body, after.headers)).toBe(false);
+
+    expect((await http.post(`/v1/webhooks/${hook.id}/rotate`, { gracePeriodSeconds: 604_801 })).status).toBe(400);
+  });
+
+  it('resends a delivery as a new one with the same webhook-id; lists each attempt’s status, duration and answer', async () => {
+    const http = await account();
+    const r = await receiver();
+    r.answerBody = `thanks ${'x'.repeat(2000)}`;
+    const hook = await subscribe(http, r.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    const first = await eventually(async () => r.requests[0]);
+    const [delivery] = await eventually(async () => {
+      const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return list.body[0]?.status === 'delivered' && list.body;
+    });
+    expect(delivery).toEqual(
+      expect.objectContaining({ lastStatusCode: 200, lastDurationMs: expect.any(Number), resendOf: null }),
+    );
+    expect(delivery.lastResponseExcerpt).toBe(r.answerBody.slice(0, 1024));
+
+    const key = { headers: { 'Idempotency-Key': `resend-${delivery.id}` } };
+    const resent = await http.post(`/v1/webhooks/${hook.id}/deliveries/${delivery.id}/resend`, undefined, key);
+    expect(resent.status).toBe(202);
+    expect(resent.body).toEqual(
+      expect.objectContaining({ eventId: delivery.eventId, status: 'pending', attempts: 0, resendOf: delivery.id }),
+    );
+    // A retried request with its key resends nothing more.
+    const replay = await http.post(`/v1/webhooks/${hook.id}/deliveries/${delivery.id}/resend`, undefined, key);
+    expect(replay.body.id).toBe(resent.body.id);
+    const second = await eventually(async () => r.requests[1]);
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(second.body).toBe(first.body);
+    expect(new Webhook(hook.secret).verify(second.body, second.headers as Record<string, string>)).toBeTruthy();
+
+    // A resend of the resend names the first delivery.
+    const third = await http.post(`/v1/webhooks/${hook.id}/deliveries/${resent.body.id}/resend`);
+    expect(third.body.resendOf).toBe(delivery.id);
+    await eventually(async () => r.requests[2]);
+    await sleep(300);
+    expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual(Array(3).fill(first.headers['webhook-id']));
+    const list = (await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
+    expect(list.map((d: { resendOf: number | null }) => d.resendOf)).toEqual([null, delivery.id, delivery.id]);
+
+    const other = await account();
+    const otherHook = await subscribe(http, r.url, ['pet.created']);
+    for (const res of [
+      await http.post(`/v1/webhooks/${hook.id}/deliveries/999999999/resend`),
+      await http.post(`/v1/webhooks/${otherHook.id}/deliveries/${delivery.id}/resend`),
+      await other.post(`/v1/webhooks/${hook.id}/deliveries/${delivery.id}/resend`),
+      await other.get(`/v1/webhooks/${hook.id}`),
+      await other.patch(`/v1/webhooks/${hook.id}`, { description: 'mine' }),
+      await other.post(`/v1/webhooks/${hook.id}/rotate`),
+    ]) {
+      expect(res.status).toBe(404);
+    }
+    await sleep(300);
+    expect(r.requests).toHaveLength(3);
   });
 
   it('keeps each account’s webhooks to itself (404 on another account’s)', async () => {
@@ -387,6 +559,10 @@ describe('webhooks', () => {
       doc.paths['/webhooks/{webhookId}/deliveries'].get,
       doc.paths['/webhooks/{webhookId}/test'].post,
       doc.paths['/webhooks/{webhookId}/enable'].post,
+      doc.paths['/webhooks/{webhookId}'].get,
+      doc.paths['/webhooks/{webhookId}'].patch,
+      doc.paths['/webhooks/{webhookId}/rotate'].post,
+      doc.paths['/webhooks/{webhookId}/deliveries/{deliveryId}/resend'].post,
     ];
     for (const op of ops) {
       expect(op['x-stability']).toBe('experimental');
@@ -420,6 +596,19 @@ describe('webhooks', () => {
         expect.objectContaining({ code: 'validation_failed', details: [expect.objectContaining({ field: 'url' })] }),
       );
       expect((await http.get('/v1/webhooks')).body).toEqual([]);
+    });
+
+    it('checks a changed URL again: a private address is refused with the reason', async () => {
+      const http = new HttpClient(strict.url, (await createAccount(strict)).apiKey);
+      const hook = await http.post('/v1/webhooks', { url: 'http://93.184.215.14/hook', events: ['pet.created'] });
+      expect(hook.status).toBe(201);
+      secrets.push(hook.body.secret);
+      const res = await http.patch(`/v1/webhooks/${hook.body.id}`, { url: 'http://10.0.0.8/hook' });
+      expect(res.status).toBe(400);
+      expect(res.body.details).toEqual([
+        { field: 'url', message: 'must not target a private, loopback, link-local or reserved address' },
+      ]);
+      expect((await http.get(`/v1/webhooks/${hook.body.id}`)).body.url).toBe('http://93.184.215.14/hook');
     });
   });
 

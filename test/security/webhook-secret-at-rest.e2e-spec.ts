@@ -44,7 +44,7 @@ describe('webhook secrets at rest', () => {
     const before = receiver.requests.length;
     expect((await http.post(`/v1/webhooks/${webhookId}/test`)).status).toBe(202);
     const req = await eventually(async () => receiver.requests[before]);
-    expect(isSignedBy(secret, req.body, req.headers['petstore-signature'] as string)).toBe(true);
+    expect(isSignedBy(secret, req.body, req.headers)).toBe(true);
   }
 
   it('the row holds v1:<keyId>:<iv>:<tag>:<ciphertext>, never the secret; deliveries are still signed with it', async () => {

@@ -25,6 +25,9 @@ export class WebhookReceiver {
   /** A slow receiver: each answer leaves this much later (a delivery the test keeps in flight). */
   replyDelayMs = 0;
 
+  /** The body of every answer. */
+  answerBody = 'ok';
+
   url = '';
 
   async start(): Promise<this> {
@@ -43,7 +46,7 @@ export class WebhookReceiver {
         if (status >= 300 && status < 400) res.setHeader('Location', '/redirected');
         const answer = setTimeout(() => {
           this.pending.delete(answer);
-          res.writeHead(status).end('ok');
+          res.writeHead(status).end(this.answerBody);
         }, this.replyDelayMs);
         this.pending.add(answer);
       });
@@ -63,16 +66,22 @@ export class WebhookReceiver {
   }
 }
 
-/** Whether a delivery's Petstore-Signature checks out for `secret`, by the SDK's verifier (its own implementation). */
+/** Whether a delivery's Standard Webhooks signature checks out for `secret`, by the SDK's verifier (its own implementation). */
 export function isSignedBy(
   secret: string,
   body: string,
-  header: string | undefined,
+  headers: IncomingHttpHeaders | Record<string, string>,
   toleranceSeconds = 300,
   now = new Date(),
 ): boolean {
   try {
-    verifyWebhook({ payload: body, header, secret, toleranceSeconds, now });
+    verifyWebhook({
+      payload: body,
+      headers: { ...headers, 'petstore-signature': undefined },
+      secret,
+      toleranceSeconds,
+      now,
+    });
     return true;
   } catch {
     return false;

@@ -100,6 +100,8 @@ const schema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
+  // Deliveries carry the pre-Standard-Webhooks Petstore-Signature until then (docs/events-and-webhooks.md, migration).
+  WEBHOOK_LEGACY_SIGNATURE_UNTIL: z.coerce.date().default(new Date('2027-06-01T00:00:00Z')),
   // Finished records are kept this many days (fractions allowed: 0.5 is 12 hours), then removed
   // by the worker (docs/operations.md, "Retention and storage").
   RETENTION_MESSAGES_DAYS: positiveDays.default(30),
@@ -322,6 +324,8 @@ export class AppConfig {
     accountConcurrency: number;
     /** Deliveries in flight at once in one worker process. */
     concurrency: number;
+    /** Until then deliveries also carry the legacy Petstore-Signature header. */
+    legacySignatureUntil: Date;
   };
   /** Days finished records are kept (orders, accounts, keys, webhooks: for ever), and how often retention runs. */
   readonly retention: {
@@ -401,6 +405,7 @@ export class AppConfig {
       allowPrivateUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
       accountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
       concurrency: e.WEBHOOK_CONCURRENCY,
+      legacySignatureUntil: e.WEBHOOK_LEGACY_SIGNATURE_UNTIL,
     };
     this.retention = {
       messagesDays: e.RETENTION_MESSAGES_DAYS,

@@ -28,14 +28,14 @@ const FAN_OUT_SQL = `WITH input AS (
     JOIN webhooks w ON w.account_id = e.account_id
    WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
    ORDER BY e.id, w.id
-  ON CONFLICT (webhook_id, event_id) DO NOTHING
+  ON CONFLICT (webhook_id, event_id) WHERE resend_of IS NULL DO NOTHING
   RETURNING id, account_id AS "accountId", event_id AS "eventId", traceparent`;
 
 /**
  * Turns events into one delivery per subscribed, active webhook of their account, stages the
  * deliveries' jobs and marks the events fanned out, in one statement and one transaction per
  * batch of the fan-out jobs the worker runs at once (until then the lost-job sweep would give an
- * event its job back). The unique (webhook_id, event_id) index makes a repeated fan-out (relay
+ * event its job back). The unique (webhook_id, event_id) index of first deliveries makes a repeated fan-out (relay
  * re-enqueue, job retry, sweep) add nothing. Webhooks created after an event do not receive it.
  */
 @Injectable()

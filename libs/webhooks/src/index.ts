@@ -6,5 +6,6 @@ export * from './webhook.jobs';
 export * from './webhook-metrics';
 export * from './webhooks.service';
 export * from './webhook-delivery.service';
+export { RESPONSE_EXCERPT_BYTES } from './webhook-sender';
 export * from './webhooks.module';
 export * from './event-fan-out.service';

@@ -69,18 +69,28 @@ export async function resealWebhookSecrets(
   box: WebhookSecretBox,
   webhookId?: number,
 ): Promise<number> {
-  const rows = await preparedQuery<Pick<SealedWebhook, 'id' | 'accountId' | 'secret'>>(
+  const rows = await preparedQuery<Pick<SealedWebhook, 'id' | 'accountId' | 'secret' | 'previousSecret'>>(
     manager,
-    `SELECT w.id, w.account_id AS "accountId", w.secret FROM webhooks w WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,
+    `SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
+      WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,
     [webhookId ?? null],
   );
+  const reseal = (stored: string, accountId: number) => box.seal(box.open(stored, accountId), accountId);
   let changed = 0;
   for (const w of rows) {
-    if (!box.needsReseal(w.secret)) continue;
+    const previousStale = w.previousSecret !== null && box.needsReseal(w.previousSecret);
+    if (!box.needsReseal(w.secret) && !previousStale) continue;
     const resealed = await preparedQuery(
       manager,
-      `UPDATE webhooks SET secret = $3 WHERE id = $1 AND secret = $2 RETURNING id`,
-      [w.id, w.secret, box.seal(box.open(w.secret, w.accountId), w.accountId)],
+      `UPDATE webhooks SET secret = $3, previous_secret = $5
+        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $4 RETURNING id`,
+      [
+        w.id,
+        w.secret,
+        box.needsReseal(w.secret) ? reseal(w.secret, w.accountId) : w.secret,
+        w.previousSecret,
+        previousStale ? reseal(w.previousSecret!, w.accountId) : w.previousSecret,
+      ],
     );
     changed += resealed.length;
   }

@@ -1,37 +1,127 @@
-import { createHmac } from 'node:crypto';
-import { isSignedBy } from '../../../test/support/webhook-receiver';
-import { generateWebhookSecret, signatureHeader } from './signature';
+import { createHmac, randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { LEGACY_SIGNATURE_SUNSET, verifyWebhook, VerifyWebhookOptions, WebhookSignatureError } from '@petstore/client';
+import { loadConfig } from '@app/config';
+import { generateWebhookSecret, legacySignatureHeader, standardWebhookHeaders } from './signature';
 
-describe('webhook signature', () => {
-  const secret = 'whsec_test-secret';
-  const body = '{"id":1,"type":"pet.created"}';
-  const now = new Date('2026-11-22T10:00:00Z');
+const body = '{"id":42,"type":"pet.created","data":{"id":3}}';
+const now = new Date('2026-11-22T10:00:00Z');
+/** A secret as made before Standard Webhooks: `whsec_` + base64url (with a `-` and a `_`, which the standard's libraries refuse). */
+const oldSecret = `whsec_-_${randomBytes(32).toString('base64url').slice(2)}`;
+/** The same bytes in standard base64, padded: what the migration guide tells its holder to use. */
+const standardSpelling = (s: string) => `${s.replaceAll('-', '+').replaceAll('_', '/').replace('whsec/', 'whsec_')}=`;
 
-  it('is t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>', () => {
+/** The SDK's refusal reason, or 'accepted'. */
+function verdict(options: Partial<VerifyWebhookOptions> & { secret: string }): string {
+  try {
+    verifyWebhook({ payload: body, now, ...options });
+    return 'accepted';
+  } catch (err) {
+    if (err instanceof WebhookSignatureError) return err.reason;
+    throw err;
+  }
+}
+
+describe('Standard Webhooks signing (the service)', () => {
+  it('new secrets are whsec_ + base64 of 32 random bytes, taken as is by the standardwebhooks package', () => {
+    const secret = generateWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(generateWebhookSecret()).not.toBe(secret);
+    expect(() => new Webhook(secret)).not.toThrow();
+  });
+
+  it('webhook-signature is v1,<base64 HMAC-SHA256 of "id.timestamp.body">, as the standardwebhooks package signs', () => {
+    const secret = generateWebhookSecret();
+    expect(standardWebhookHeaders([secret], '42', body, now)).toEqual({
+      'webhook-id': '42',
+      'webhook-timestamp': String(now.getTime() / 1000),
+      'webhook-signature': new Webhook(secret).sign('42', now, body),
+    });
+  });
+
+  it('the standardwebhooks package verifies a delivery under either secret of a rotation, and under no other', () => {
+    const [current, previous] = [generateWebhookSecret(), generateWebhookSecret()];
+    const headers = standardWebhookHeaders([current, previous], '42', body);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(new Webhook(current).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(new Webhook(previous).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(generateWebhookSecret()).verify(body, headers)).toThrow('No matching signature');
+    expect(() => new Webhook(current).verify(body.replace('3', '4'), headers)).toThrow('No matching signature');
+  });
+
+  it('an old secret signs with the bytes it encodes: its standard spelling verifies with the package', () => {
+    const headers = standardWebhookHeaders([oldSecret], '42', body);
+    expect(() => new Webhook(oldSecret)).toThrow();
+    expect(new Webhook(standardSpelling(oldSecret)).verify(body, headers)).toEqual(JSON.parse(body));
+    // One without `-` or `_` is taken as is by the JavaScript library (it decodes unpadded base64): the same key.
+    const plain = `whsec_${'A'.repeat(43)}`;
+    expect(new Webhook(plain).verify(body, standardWebhookHeaders([plain], '42', body))).toEqual(JSON.parse(body));
+  });
+
+  it('the legacy Petstore-Signature is t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>, one v1 per secret', () => {
     const t = now.getTime() / 1000;
-    const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
-    expect(signatureHeader(secret, body, now)).toBe(`t=${t},v1=${expected}`);
+    const hex = (s: string) => createHmac('sha256', s).update(`${t}.${body}`).digest('hex');
+    expect(legacySignatureHeader([oldSecret], body, now)).toBe(`t=${t},v1=${hex(oldSecret)}`);
+    expect(legacySignatureHeader(['a', 'b'], body, now)).toBe(`t=${t},v1=${hex('a')},v1=${hex('b')}`);
+  });
+});
+
+describe('the SDK verifyWebhook', () => {
+  const secret = generateWebhookSecret();
+  const signed = (s = secret, at = now, id = '42') => standardWebhookHeaders([s], id, body, at);
+
+  it('accepts a standard delivery and returns the event: Node headers, fetch Headers, a Buffer body', () => {
+    expect(verifyWebhook({ payload: body, headers: signed(), secret, now })).toEqual(JSON.parse(body));
+    expect(verdict({ headers: new Headers({ ...signed() }), secret })).toBe('accepted');
+    expect(verdict({ payload: Buffer.from(body), headers: signed(), secret })).toBe('accepted');
+    expect(verdict({ headers: { 'Webhook-Id': '42', ...signed() }, secret })).toBe('accepted');
   });
 
-  it('verifies with the secret and only with it (by the SDK)', () => {
-    const header = signatureHeader(secret, body, now);
-    expect(isSignedBy(secret, body, header, 300, now)).toBe(true);
-    expect(isSignedBy('whsec_other', body, header, 300, now)).toBe(false);
-    expect(isSignedBy(secret, body.replace('1', '2'), header, 300, now)).toBe(false);
-    expect(isSignedBy(secret, body, header.replace(/v1=../, 'v1=00'), 300, now)).toBe(false);
-    expect(isSignedBy(secret, body, undefined, 300, now)).toBe(false);
-    expect(isSignedBy(secret, body, 'garbage', 300, now)).toBe(false);
+  it('accepts what the standardwebhooks package signs, and either signature of a rotation', () => {
+    const id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';
+    const headers = { 'webhook-id': id, 'webhook-timestamp': String(now.getTime() / 1000) };
+    const reference = new Webhook(secret).sign(id, now, body);
+    expect(verdict({ headers: { ...headers, 'webhook-signature': reference }, secret })).toBe('accepted');
+    const other = generateWebhookSecret();
+    const both = standardWebhookHeaders([other, secret], id, body, now);
+    expect([verdict({ headers: both, secret }), verdict({ headers: both, secret: other })]).toEqual([
+      'accepted',
+      'accepted',
+    ]);
   });
 
-  it('refuses a timestamp outside the tolerance (replays)', () => {
-    const header = signatureHeader(secret, body, now);
-    expect(isSignedBy(secret, body, header, 300, new Date(now.getTime() + 299_000))).toBe(true);
-    expect(isSignedBy(secret, body, header, 300, new Date(now.getTime() + 301_000))).toBe(false);
+  it('verifies an old (base64url) secret as given or in its standard spelling', () => {
+    expect(verdict({ headers: signed(oldSecret), secret: oldSecret })).toBe('accepted');
+    expect(verdict({ headers: signed(oldSecret), secret: standardSpelling(oldSecret) })).toBe('accepted');
+    expect(verdict({ headers: signed(oldSecret), secret: `whsec_--${oldSecret.slice(8)}` })).toBe('mismatch');
   });
 
-  it('generates distinct high-entropy secrets', () => {
-    const a = generateWebhookSecret();
-    expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(generateWebhookSecret()).not.toBe(a);
+  it.each([
+    ['missing_header', {}],
+    ['missing_header', { 'webhook-signature': 'v1,AAAA' }],
+    ['malformed_header', { ...signed(), 'webhook-timestamp': 'abc' }],
+    ['malformed_header', { ...signed(), 'webhook-signature': 'v2,AAAA' }],
+    ['mismatch', signed(generateWebhookSecret())],
+    ['mismatch', { ...signed(), 'webhook-id': '43' }],
+    ['timestamp_out_of_tolerance', signed(secret, new Date(now.getTime() - 301_000))],
+    ['timestamp_out_of_tolerance', signed(secret, new Date(now.getTime() + 301_000))],
+  ])('refuses with %s', (reason, headers) => {
+    expect(verdict({ headers, secret })).toBe(reason);
+  });
+
+  it('refuses a tampered body', () => {
+    expect(verdict({ payload: body.replace('3', '4'), headers: signed(), secret })).toBe('mismatch');
+  });
+
+  it('accepts the legacy Petstore-Signature alone until the sunset, and then no more', () => {
+    const legacy = { 'petstore-signature': legacySignatureHeader([secret], body, now) };
+    expect(verdict({ headers: legacy, secret })).toBe('accepted');
+    expect(verdict({ header: legacy['petstore-signature'], secret })).toBe('accepted');
+    expect(verdict({ headers: legacy, secret: generateWebhookSecret() })).toBe('mismatch');
+    expect(verdict({ headers: { 'petstore-signature': 't=abc,v1=00' }, secret })).toBe('malformed_header');
+    const rotation = { 'petstore-signature': legacySignatureHeader([generateWebhookSecret(), secret], body, now) };
+    expect(verdict({ headers: rotation, secret })).toBe('accepted');
+    expect(verdict({ headers: legacy, secret, legacyUntil: now })).toBe('missing_header');
+    expect(LEGACY_SIGNATURE_SUNSET).toEqual(loadConfig({}).webhooks.legacySignatureUntil);
   });
 });

@@ -1,12 +1,13 @@
 import { Webhook } from '@app/database';
 
 /** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
-export const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.status,
-  w.disabled_at AS "disabledAt", w.created_at AS "createdAt"`;
+export const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
+  w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt"`;
 
 /** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
 export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
   d.event_type AS "eventType", d.status, d.attempts, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+  d.last_duration_ms AS "lastDurationMs", d.last_response_excerpt AS "lastResponseExcerpt", d.resend_of AS "resendOf",
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
   d.created_at AS "createdAt"`;
 
@@ -15,8 +16,11 @@ export interface WebhookView {
   id: number;
   url: string;
   events: string[];
+  description: string | null;
   status: 'active' | 'disabled';
   disabledAt: string | null;
+  /** Until then deliveries also carry a signature under the secret the last rotation replaced. */
+  previousSecretExpiresAt: string | null;
   createdAt: string;
 }
 
@@ -25,8 +29,13 @@ export function toWebhookView(w: Webhook): WebhookView {
     id: w.id,
     url: w.url,
     events: w.events,
+    description: w.description,
     status: w.status,
     disabledAt: w.disabledAt ? new Date(w.disabledAt).toISOString() : null,
+    previousSecretExpiresAt:
+      w.previousSecretExpiresAt && new Date(w.previousSecretExpiresAt) > new Date()
+        ? new Date(w.previousSecretExpiresAt).toISOString()
+        : null,
     createdAt: new Date(w.createdAt).toISOString(),
   };
 }

@@ -15,7 +15,7 @@ import { EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } fro
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
-import { signatureHeader } from './signature';
+import { legacySignatureHeader, standardWebhookHeaders } from './signature';
 import { DeliverWebhookJob } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
 import { DELIVERY_COLUMNS, toWebhookView, WEBHOOK_COLUMNS } from './views';
@@ -27,13 +27,16 @@ type WebhookRef = Pick<Webhook, 'id' | 'accountId'>;
 
 /** A delivery with what sending it takes, read in one statement. */
 interface DeliveryToSend extends WebhookDelivery {
-  webhook: Pick<SealedWebhook, 'id' | 'accountId' | 'url' | 'status' | 'secret'>;
+  webhook: Pick<
+    SealedWebhook,
+    'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
+  >;
   /** Null for a test delivery. */
   event: JsonRow<DomainEvent> | null;
 }
 
 const DELIVERY_TO_SEND_SQL = `SELECT ${DELIVERY_COLUMNS},
-    (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
+    (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
     (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = d.event_id) x) AS event
   FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
 
@@ -43,13 +46,17 @@ interface DeliveredAttempt {
   /** Attempts recorded before this one: the row changes only if nobody recorded it first. */
   attempts: number;
   statusCode: number | null;
+  durationMs: number;
+  excerpt: string | null;
   at: Date;
 }
 
 const MARK_DELIVERED_SQL = `UPDATE webhook_deliveries d
     SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
-        last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at
-   FROM unnest($1::bigint[], $2::int[], $3::int[], $4::timestamptz[]) AS u(id, attempts, status_code, at)
+        last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
+        last_response_excerpt = u.excerpt
+   FROM unnest($1::bigint[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
+     AS u(id, attempts, status_code, at, duration_ms, excerpt)
   WHERE d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
   RETURNING d.id`;
 
@@ -105,20 +112,32 @@ export class WebhookDeliveryService {
     // Stored before encryption, or under a key rotated out of first place: sealed anew on the way.
     if (this.secrets.needsReseal(webhook.secret)) await resealWebhookSecrets(manager, this.secrets, webhook.id);
     const isTest = delivery.eventId === null;
-    if (webhook.status === 'disabled' && !isTest) {
+    // Tests and resends are asked for: they go to a disabled webhook too.
+    if (webhook.status === 'disabled' && !isTest && delivery.resendOf === null) {
       await this.update(manager, delivery, { status: 'failed', lastError: 'webhook disabled', nextAttemptAt: null });
       return;
     }
 
     const event = isTest || !delivery.event ? testEvent(delivery) : toPublicEvent(delivery.event);
     const body = JSON.stringify(event);
+    const now = new Date();
+    // During a rotation's grace, signed under the replaced secret too.
+    const secrets = [webhook.secret, webhook.previousSecret]
+      .filter(
+        (sealed, i): sealed is string => !!sealed && (i === 0 || new Date(webhook.previousSecretExpiresAt!) > now),
+      )
+      .map((sealed) => this.secrets.open(sealed, webhook.accountId));
+    // The event's id, the same on every attempt and resend: receivers deduplicate on it.
+    const messageId = isTest ? `test-${delivery.resendOf ?? delivery.id}` : String(event.id);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': 'Petstore-Webhooks/1',
-      'Petstore-Signature': signatureHeader(this.secrets.open(webhook.secret, webhook.accountId), body),
-      'Petstore-Event-Id': isTest ? `test-${delivery.id}` : String(event.id),
+      ...standardWebhookHeaders(secrets, messageId, body, now),
+      'Petstore-Event-Id': messageId,
       'Petstore-Event-Type': event.type,
     };
+    if (now < this.config.webhooks.legacySignatureUntil)
+      headers['Petstore-Signature'] = legacySignatureHeader(secrets, body, now);
     const attributes = {
       'petstore.webhook.id': webhook.id,
       'petstore.delivery.id': delivery.id,
@@ -152,9 +171,18 @@ export class WebhookDeliveryService {
       lastStatusCode: result.statusCode,
       lastError: result.error,
       lastAttemptAt: now,
+      lastDurationMs: result.durationMs,
+      lastResponseExcerpt: result.excerpt,
     };
     if (result.ok) {
-      const attempt = { id: d.id, attempts: d.attempts, statusCode: result.statusCode, at: now };
+      const attempt = {
+        id: d.id,
+        attempts: d.attempts,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        excerpt: result.excerpt,
+        at: now,
+      };
       if (await this.delivered.submit(attempt)) webhookDeliveries().inc({ outcome: 'delivered' });
       return;
     }
@@ -183,6 +211,8 @@ export class WebhookDeliveryService {
       batch.map((a) => a.attempts),
       batch.map((a) => a.statusCode),
       batch.map((a) => a.at),
+      batch.map((a) => a.durationMs),
+      batch.map((a) => a.excerpt),
     ]);
     const ids = new Set(recorded.map((r) => r.id));
     return batch.map((a) => ids.delete(a.id));
@@ -195,7 +225,7 @@ export class WebhookDeliveryService {
       manager,
       `UPDATE webhook_deliveries
           SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
-              next_attempt_at = $8, delivered_at = $9
+              next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
         WHERE id = $1 AND attempts = $2 AND status = 'pending'
         RETURNING id`,
       [
@@ -208,6 +238,8 @@ export class WebhookDeliveryService {
         next.lastAttemptAt,
         next.nextAttemptAt,
         next.deliveredAt,
+        next.lastDurationMs,
+        next.lastResponseExcerpt,
       ],
     );
     return updated.length > 0;

@@ -15,7 +15,7 @@ describe('WebhookSender (against a local receiver)', () => {
   it('POSTs the body and headers as given and reports a 2xx as delivered', async () => {
     const r = await receiver(() => 204);
     const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, { 'X-Test': 'yes' }, '{"a":1}');
-    expect(result).toEqual({ ok: true, statusCode: 204, error: null });
+    expect(result).toEqual({ ok: true, statusCode: 204, error: null, durationMs: expect.any(Number), excerpt: '' });
     expect(r.requests).toHaveLength(1);
     expect(r.requests[0]).toEqual(expect.objectContaining({ method: 'POST', path: '/hook', body: '{"a":1}' }));
     expect(r.requests[0].headers['x-test']).toBe('yes');
@@ -32,7 +32,7 @@ describe('WebhookSender (against a local receiver)', () => {
   it('does not follow redirects', async () => {
     const r = await receiver(() => 302);
     const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, {}, '{}');
-    expect(result).toEqual({ ok: false, statusCode: 302, error: 'redirect not followed' });
+    expect(result).toEqual(expect.objectContaining({ ok: false, statusCode: 302, error: 'redirect not followed' }));
     expect(r.requests.map((q) => q.path)).toEqual(['/hook']);
   });
 
@@ -44,7 +44,7 @@ describe('WebhookSender (against a local receiver)', () => {
     try {
       const started = Date.now();
       const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(`http://127.0.0.1:${port}/`, {}, '{}');
-      expect(result).toEqual({ ok: false, statusCode: null, error: 'timeout' });
+      expect(result).toEqual(expect.objectContaining({ ok: false, statusCode: null, error: 'timeout', excerpt: null }));
       expect(Date.now() - started).toBeLessThan(2_000);
     } finally {
       slow.closeAllConnections();
@@ -52,12 +52,23 @@ describe('WebhookSender (against a local receiver)', () => {
     }
   });
 
+  it("keeps the answer's first KB and the attempt's duration", async () => {
+    const r = await receiver(() => 500);
+    r.answerBody = `${'é'.repeat(100)}${'x'.repeat(5000)}\0`;
+    r.replyDelayMs = 50;
+    const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, {}, '{}');
+    expect(result).toEqual(expect.objectContaining({ ok: false, statusCode: 500, error: 'HTTP 500' }));
+    expect(result.excerpt).toBe(`${'é'.repeat(100)}${'x'.repeat(824)}`);
+    expect(result.durationMs).toBeGreaterThanOrEqual(45);
+    expect(result.durationMs).toBeLessThan(1000);
+  });
+
   it('reports a refused connection', async () => {
     const r = await receiver();
     const url = r.url;
     await r.close();
     const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(url, {}, '{}');
-    expect(result).toEqual({ ok: false, statusCode: null, error: 'ECONNREFUSED' });
+    expect(result).toEqual(expect.objectContaining({ ok: false, statusCode: null, error: 'ECONNREFUSED' }));
   });
 
   /** A receiver answering `status` with `answerBytes` of body, counting the connections it accepted. */

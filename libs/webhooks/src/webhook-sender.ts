@@ -13,10 +13,16 @@ export interface SendResult {
   error: string | null;
   /** The SSRF guard refused the target: nothing was sent. */
   refused?: true;
+  /** From sending to the end of the answer (or the failure); 0 when nothing was sent. */
+  durationMs: number;
+  /** The answer body's first RESPONSE_EXCERPT_BYTES, for the deliveries list; null without an answer. */
+  excerpt: string | null;
 }
 
 /** More of a receiver's answer than this is not read: the connection is dropped instead of kept. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** What the deliveries list shows of an answer: enough to read an error message, bounded per row. */
+export const RESPONSE_EXCERPT_BYTES = 1024;
 
 /**
  * POSTs one delivery. The URL is checked again here (DNS can change after creation) and a new
@@ -43,7 +49,14 @@ export class WebhookSender {
       target = await resolveWebhookTarget(rawUrl, this.config.webhooks.allowPrivateUrls);
     } catch (err) {
       if (err instanceof UnsafeWebhookUrl)
-        return { ok: false, statusCode: null, error: `url refused: ${err.message}`, refused: true };
+        return {
+          ok: false,
+          statusCode: null,
+          error: `url refused: ${err.message}`,
+          refused: true,
+          durationMs: 0,
+          excerpt: null,
+        };
       throw err;
     }
     const pinned = target.addresses[0];
@@ -52,7 +65,17 @@ export class WebhookSender {
     const protocol = target.url.protocol === 'https:' ? 'https:' : 'http:';
     const client = protocol === 'https:' ? https : http;
 
+    const started = performance.now();
     return new Promise<SendResult>((resolve) => {
+      let settled = false;
+      /** Set once the status is in: a timeout then settles with it and what was read. */
+      let answered: (() => void) | undefined;
+      const settle = (result: Omit<SendResult, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      };
       const req = client.request(
         target.url,
         {
@@ -63,30 +86,46 @@ export class WebhookSender {
         },
         (res) => {
           const status = res.statusCode ?? 0;
-          // The answer's body is not needed; reading it to its end (within the timeout and a size
-          // cap) keeps the connection for the next delivery.
-          res.on('close', () => clearTimeout(timer));
+          const outcome =
+            status >= 200 && status < 300
+              ? { ok: true, statusCode: status, error: null }
+              : status >= 300 && status < 400
+                ? { ok: false, statusCode: status, error: 'redirect not followed' }
+                : { ok: false, statusCode: status, error: `HTTP ${status}` };
+          // Read to its end (within the timeout and a size cap): the connection is kept for the next
+          // delivery, and its first bytes are kept for the deliveries list.
+          const kept: Buffer[] = [];
           let read = 0;
+          const done = () => settle({ ...outcome, excerpt: excerptOf(kept) });
+          answered = done;
           res.on('data', (chunk: Buffer) => {
+            if (read < RESPONSE_EXCERPT_BYTES) kept.push(chunk.subarray(0, RESPONSE_EXCERPT_BYTES - read));
             if ((read += chunk.length) > MAX_ANSWER_BYTES) res.destroy();
           });
+          res.on('end', done);
+          res.on('close', done);
           res.on('error', () => undefined);
-          if (status >= 200 && status < 300) resolve({ ok: true, statusCode: status, error: null });
-          else if (status >= 300 && status < 400)
-            resolve({ ok: false, statusCode: status, error: 'redirect not followed' });
-          else resolve({ ok: false, statusCode: status, error: `HTTP ${status}` });
         },
       );
-      const timer = setTimeout(() => req.destroy(new Error('timeout')), this.config.webhooks.timeoutMs);
+      // Past the timeout the status already received (if any) decides; the rest of the answer is dropped.
+      const timer = setTimeout(() => {
+        answered?.();
+        req.destroy(new Error('timeout'));
+      }, this.config.webhooks.timeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        resolve({
+        settle({
           ok: false,
           statusCode: null,
           error: err.message === 'timeout' ? 'timeout' : (err.code ?? 'network error'),
+          excerpt: null,
         });
       });
       req.end(body);
     });
   }
+}
+
+/** UTF-8 text of the kept bytes, without NUL (Postgres text refuses it); a cut character becomes U+FFFD. */
+function excerptOf(chunks: Buffer[]): string {
+  return Buffer.concat(chunks).toString('utf8').replaceAll('\0', '');
 }

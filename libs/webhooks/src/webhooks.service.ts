@@ -15,7 +15,20 @@ import { DeliverWebhookJob } from './webhook.jobs';
 export interface NewWebhook {
   url: string;
   events: DomainEventType[];
+  description?: string;
 }
+
+/** The fields a PATCH changes; `description: null` removes it, `enabled` sets the status. */
+export interface WebhookUpdate {
+  url?: string;
+  events?: DomainEventType[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** The longest rotation grace (as for API keys): the replaced secret signs deliveries until then. */
+export const MAX_WEBHOOK_ROTATION_GRACE_SECONDS = 7 * 86_400;
+export const DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS = 86_400;
 
 export interface DeliveryView {
   id: number;
@@ -26,6 +39,9 @@ export interface DeliveryView {
   attempts: number;
   lastStatusCode: number | null;
   lastError: string | null;
+  lastDurationMs: number | null;
+  lastResponseExcerpt: string | null;
+  resendOf: number | null;
   lastAttemptAt: string | null;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
@@ -44,6 +60,9 @@ function toDeliveryView(d: WebhookDelivery): DeliveryView {
     attempts: d.attempts,
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
+    lastDurationMs: d.lastDurationMs,
+    lastResponseExcerpt: d.lastResponseExcerpt,
+    resendOf: d.resendOf,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextAttemptAt: iso(d.nextAttemptAt),
     deliveredAt: iso(d.deliveredAt),
@@ -72,30 +91,111 @@ export class WebhooksService {
     input: NewWebhook,
     scopes: readonly string[],
   ): Promise<WebhookView & { secret: string }> {
-    const adminOnly = input.events.filter(isAdminEventType);
-    if (adminOnly.length && !scopes.includes('admin')) {
-      const message = `${adminOnly.join(', ')} need the admin scope, which this API key lacks`;
-      throw new ApiError('insufficient_scope', `events: ${message}`, [{ field: 'events', message }]);
-    }
-    let url: URL;
-    try {
-      ({ url } = await resolveWebhookTarget(input.url, this.config.webhooks.allowPrivateUrls, undefined, 'accept'));
-    } catch (err) {
-      if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
-      throw err;
-    }
+    assertMayReceive(input.events, scopes);
+    const url = await this.checkedUrl(input.url, 'accept');
     const secret = generateWebhookSecret();
     const webhook = await this.tx.run(async (tx) => {
       await assertWithinQuota(tx.manager, accountId, 'webhooks');
       const [created] = await preparedQuery<Webhook>(
         tx.manager,
-        `INSERT INTO webhooks AS w (account_id, url, events, secret, status) VALUES ($1, $2, $3, $4, 'active')
+        `INSERT INTO webhooks AS w (account_id, url, events, description, secret, status)
+         VALUES ($1, $2, $3, $4, $5, 'active')
          RETURNING ${WEBHOOK_COLUMNS}`,
-        [accountId, url.href, input.events, this.secrets.seal(secret, accountId)],
+        [accountId, url.href, input.events, input.description ?? null, this.secrets.seal(secret, accountId)],
       );
       return created;
     });
     return { ...toWebhookView(webhook), secret };
+  }
+
+  async get(accountId: number, webhookId: number): Promise<WebhookView> {
+    return toWebhookView(await this.find(this.dataSource.manager, accountId, webhookId));
+  }
+
+  /**
+   * Changes the fields given. A new URL passes the SSRF guard again, now also refusing a host that
+   * does not resolve. Where api_key.* events go (its URL, its events) only an `admin` key decides.
+   */
+  async update(
+    accountId: number,
+    webhookId: number,
+    input: WebhookUpdate,
+    scopes: readonly string[],
+  ): Promise<WebhookView> {
+    const current = await this.find(this.dataSource.manager, accountId, webhookId);
+    if (input.events) assertMayReceive(input.events, scopes);
+    if (input.url !== undefined) assertMayReceive(current.events as DomainEventType[], scopes, 'url');
+    const url = input.url === undefined ? null : (await this.checkedUrl(input.url, 'refuse')).href;
+    const [updated] = await preparedQuery<Webhook>(
+      this.dataSource,
+      `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
+          description = CASE WHEN $5 THEN $6 ELSE w.description END,
+          status = CASE WHEN $7::boolean IS NULL THEN w.status WHEN $7 THEN 'active' ELSE 'disabled' END,
+          disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL
+                             ELSE coalesce(w.disabled_at, now()) END
+        WHERE w.id = $1 AND w.account_id = $2
+        RETURNING ${WEBHOOK_COLUMNS}`,
+      [
+        webhookId,
+        accountId,
+        url,
+        input.events ?? null,
+        input.description !== undefined,
+        input.description ?? null,
+        input.enabled ?? null,
+      ],
+    );
+    if (!updated) throw ApiError.notFound('Webhook');
+    return toWebhookView(updated);
+  }
+
+  /**
+   * A new secret, shown in this answer only; the replaced one keeps signing deliveries (beside the
+   * new one) for `graceSeconds`, and one replaced before is dropped. A disabled webhook rotates too.
+   */
+  async rotate(
+    accountId: number,
+    webhookId: number,
+    graceSeconds: number,
+    scopes: readonly string[],
+  ): Promise<WebhookView & { secret: string }> {
+    const current = await this.find(this.dataSource.manager, accountId, webhookId);
+    // Whoever holds the secret can forge deliveries: of api_key.* events, only an admin key.
+    assertMayReceive(current.events as DomainEventType[], scopes, 'secret');
+    const secret = generateWebhookSecret();
+    const [rotated] = await preparedQuery<Webhook>(
+      this.dataSource,
+      `UPDATE webhooks w SET secret = $3,
+          previous_secret = CASE WHEN $4::integer > 0 THEN w.secret END,
+          previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END
+        WHERE w.id = $1 AND w.account_id = $2
+        RETURNING ${WEBHOOK_COLUMNS}`,
+      [webhookId, accountId, this.secrets.seal(secret, accountId), graceSeconds],
+    );
+    if (!rotated) throw ApiError.notFound('Webhook');
+    return { ...toWebhookView(rotated), secret };
+  }
+
+  /**
+   * Queues the delivery's event again as a new delivery (its own attempts and job ids) carrying the
+   * same webhook-id, so a receiver that deduplicates sees the same message; sent even to a disabled webhook.
+   */
+  async resend(accountId: number, webhookId: number, deliveryId: number): Promise<DeliveryView> {
+    const delivery = await this.tx.run(async (tx) => {
+      await this.find(tx.manager, accountId, webhookId);
+      const [d] = await preparedQuery<WebhookDelivery>(
+        tx.manager,
+        `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
+         SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)
+           FROM webhook_deliveries o WHERE o.id = $1 AND o.webhook_id = $2 AND o.account_id = $3
+         RETURNING ${DELIVERY_COLUMNS}`,
+        [deliveryId, webhookId, accountId],
+      );
+      if (!d) throw ApiError.notFound('Delivery');
+      tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
+      return d;
+    });
+    return toDeliveryView(delivery);
   }
 
   async list(accountId: number): Promise<WebhookView[]> {
@@ -164,6 +264,15 @@ export class WebhooksService {
     return toDeliveryView(delivery);
   }
 
+  private async checkedUrl(raw: string, unresolvable: 'refuse' | 'accept'): Promise<URL> {
+    try {
+      return (await resolveWebhookTarget(raw, this.config.webhooks.allowPrivateUrls, undefined, unresolvable)).url;
+    } catch (err) {
+      if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
+      throw err;
+    }
+  }
+
   private async find(manager: EntityManager, accountId: number, webhookId: number): Promise<Webhook> {
     const [w] = await preparedQuery<Webhook>(
       manager,
@@ -173,4 +282,15 @@ export class WebhooksService {
     if (!w) throw ApiError.notFound('Webhook');
     return w;
   }
+}
+
+/** api_key.* events (ADMIN_EVENT_TYPES) go only where an `admin` key says: subscribing, or changing `field` of such a webhook. */
+function assertMayReceive(events: readonly DomainEventType[], scopes: readonly string[], field = 'events'): void {
+  const adminOnly = events.filter(isAdminEventType);
+  if (!adminOnly.length || scopes.includes('admin')) return;
+  const message =
+    field === 'events'
+      ? `${adminOnly.join(', ')} need the admin scope, which this API key lacks`
+      : `a webhook receiving ${adminOnly.join(', ')} changes its ${field} only with the admin scope, which this API key lacks`;
+  throw new ApiError('insufficient_scope', `${field}: ${message}`, [{ field, message }]);
 }

@@ -147,6 +147,25 @@ export class PetstoreClient {
     list: (control?: CallControl) => this.dataOf('GET', '/webhooks', control),
     create: (body: M.NewWebhook, control?: CallControl) =>
       this.dataOf('POST', '/webhooks', { ...control, body, idempotent: true }),
+    get: (id: number, control?: CallControl) =>
+      this.dataOf('GET', '/webhooks/{webhookId}', { ...control, path: { webhookId: id } }),
+    update: (id: number, body: M.WebhookUpdate, control?: CallControl) =>
+      this.dataOf('PATCH', '/webhooks/{webhookId}', { ...control, path: { webhookId: id }, body }),
+    /** A new secret (in the answer only); the old one also signs deliveries for `gracePeriodSeconds`. */
+    rotate: (id: number, body: M.RotateWebhookSecret = {}, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks/{webhookId}/rotate', {
+        ...control,
+        path: { webhookId: id },
+        body,
+        idempotent: true,
+      }),
+    /** Sends a delivery's event again (same webhook-id), as a new delivery. */
+    resend: (id: number, deliveryId: number, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks/{webhookId}/deliveries/{deliveryId}/resend', {
+        ...control,
+        path: { webhookId: id, deliveryId },
+        idempotent: true,
+      }),
     delete: (id: number, control?: CallControl) =>
       this.dataOf('DELETE', '/webhooks/{webhookId}', { ...control, path: { webhookId: id } }),
     enable: (id: number, control?: CallControl) =>

@@ -4,6 +4,12 @@ import type { Event } from './schema';
 /** A delivery's body: an event as GET /events shows it, or the `webhook.test` of POST /webhooks/{id}/test. */
 export type WebhookPayload = Event | { type: 'webhook.test'; [field: string]: unknown };
 
+/**
+ * The service's default WEBHOOK_LEGACY_SIGNATURE_UNTIL: from then on deliveries carry only the
+ * Standard Webhooks headers, and a Petstore-Signature alone is refused.
+ */
+export const LEGACY_SIGNATURE_SUNSET = new Date('2027-06-01T00:00:00Z');
+
 /** Why a delivery was refused; `reason` says which check failed. */
 export class WebhookSignatureError extends Error {
   constructor(readonly reason: 'missing_header' | 'malformed_header' | 'timestamp_out_of_tolerance' | 'mismatch') {
@@ -12,44 +18,107 @@ export class WebhookSignatureError extends Error {
   }
 }
 
+/** A request's headers: Node's `req.headers`, a fetch `Headers`, or a plain record. */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
 export interface VerifyWebhookOptions {
   /** The raw request body, exactly as received (before any JSON parsing). */
   payload: string | Buffer;
-  /** The Petstore-Signature header: `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
-  header: string | null | undefined;
-  /** The webhook's `whsec_...` secret from POST /webhooks. */
+  /** The request's headers: `webhook-id`, `webhook-timestamp` and `webhook-signature` (or, until the sunset, `petstore-signature`). */
+  headers?: WebhookHeaders;
+  /** @deprecated The Petstore-Signature value alone (`t=<unix seconds>,v1=<hex>`): pass `headers` instead. */
+  header?: string | null;
+  /** The webhook's `whsec_...` secret from POST /webhooks or its rotation. */
   secret: string;
   /** How far the signed time may be from now, either way (replays older than this are refused). */
   toleranceSeconds?: number;
   now?: Date;
+  /** Until when a delivery signed only with the legacy Petstore-Signature is accepted. */
+  legacyUntil?: Date;
+}
+
+const PREFIX = 'whsec_';
+
+/**
+ * The HMAC key of webhook-signature: the bytes the base64 after `whsec_` encodes (a secret issued
+ * before Standard Webhooks spells them in base64url, which Node's decoder takes too).
+ */
+function standardKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+}
+
+function headerOf(headers: WebhookHeaders | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function hmac(key: Buffer | string, prefix: string, body: string | Buffer): Buffer {
+  return createHmac('sha256', key).update(prefix).update(body).digest();
+}
+
+function checkTolerance(t: number, now: Date, toleranceSeconds: number): void {
+  if (Math.abs(now.getTime() / 1000 - t) > toleranceSeconds)
+    throw new WebhookSignatureError('timestamp_out_of_tolerance');
+}
+
+/** Any of the listed signatures (one per secret during a rotation) matches; compared in constant time. */
+function anyMatches(given: Buffer[], expected: Buffer): boolean {
+  return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
 }
 
 /**
- * Checks a delivery's Petstore-Signature (docs/events-and-webhooks.md) in constant time and returns
- * the parsed event; throws WebhookSignatureError when the header is missing, malformed, too old
- * or too new, or signed with another secret.
+ * Checks a delivery's Standard Webhooks signature (docs/receiving-webhooks.md) in constant time and
+ * returns the parsed event; until `legacyUntil` a delivery with only the legacy Petstore-Signature
+ * passes too. Throws WebhookSignatureError when the headers are missing, malformed, too old or too
+ * new, or signed with another secret.
  */
 export function verifyWebhook({
   payload,
+  headers,
   header,
   secret,
   toleranceSeconds = 300,
   now = new Date(),
+  legacyUntil = LEGACY_SIGNATURE_SUNSET,
 }: VerifyWebhookOptions): WebhookPayload {
-  if (!header) throw new WebhookSignatureError('missing_header');
-  const parts = new Map(
-    header.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')).trim(), kv.slice(kv.indexOf('=') + 1).trim()]),
-  );
-  const t = Number(parts.get('t'));
-  const given = parts.get('v1');
-  if (!Number.isInteger(t) || !given || !/^[0-9a-f]{64}$/.test(given)) {
-    throw new WebhookSignatureError('malformed_header');
-  }
-  if (Math.abs(now.getTime() / 1000 - t) > toleranceSeconds)
-    throw new WebhookSignatureError('timestamp_out_of_tolerance');
   const body = typeof payload === 'string' ? payload : payload.toString('utf8');
+  const signature = headerOf(headers, 'webhook-signature');
+  if (signature !== undefined) {
+    const id = headerOf(headers, 'webhook-id');
+    const timestamp = headerOf(headers, 'webhook-timestamp');
+    if (!id || !timestamp) throw new WebhookSignatureError('missing_header');
+    const given = signature
+      .split(' ')
+      .map((s) => /^v1,([A-Za-z0-9+/]+={0,2})$/.exec(s)?.[1])
+      .filter((s): s is string => s !== undefined)
+      .map((s) => Buffer.from(s, 'base64'));
+    if (!/^\d+$/.test(timestamp) || !given.length) throw new WebhookSignatureError('malformed_header');
+    checkTolerance(Number(timestamp), now, toleranceSeconds);
+    if (!anyMatches(given, hmac(standardKey(secret), `${id}.${timestamp}.`, payload)))
+      throw new WebhookSignatureError('mismatch');
+    return JSON.parse(body) as WebhookPayload;
+  }
+  const legacy = header ?? headerOf(headers, 'petstore-signature');
+  if (!legacy || now >= legacyUntil) throw new WebhookSignatureError('missing_header');
+  const parts = legacy
+    .split(',')
+    .map((kv) => [kv.slice(0, kv.indexOf('=')).trim(), kv.slice(kv.indexOf('=') + 1).trim()]);
+  const t = Number(parts.find(([k]) => k === 't')?.[1]);
+  const given = parts.filter(([k]) => k === 'v1').map(([, v]) => v);
+  if (!Number.isInteger(t) || !given.length || !given.every((v) => /^[0-9a-f]{64}$/.test(v)))
+    throw new WebhookSignatureError('malformed_header');
+  checkTolerance(t, now, toleranceSeconds);
   // hex HMAC-SHA256 keyed by the whole secret string, over "<t>.<raw body>".
-  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
-  if (!timingSafeEqual(Buffer.from(given, 'hex'), expected)) throw new WebhookSignatureError('mismatch');
+  if (
+    !anyMatches(
+      given.map((v) => Buffer.from(v, 'hex')),
+      hmac(secret, `${t}.`, payload),
+    )
+  )
+    throw new WebhookSignatureError('mismatch');
   return JSON.parse(body) as WebhookPayload;
 }

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
+  ApiBody,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -15,8 +16,15 @@ import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
 import { FeedQuery, LINK_HEADER, page } from '../common/pagination';
-import { CreatedWebhookSchema, DeliverySchema, NewWebhookDto, WebhookSchema } from './webhooks.dto';
-import { DeliveryView, WebhooksService } from '@app/webhooks';
+import {
+  CreatedWebhookSchema,
+  DeliverySchema,
+  NewWebhookDto,
+  RotateWebhookSecretDto,
+  WebhookSchema,
+  WebhookUpdateDto,
+} from './webhooks.dto';
+import { DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS, DeliveryView, WebhooksService } from '@app/webhooks';
 import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Webhooks')
@@ -34,7 +42,7 @@ export class WebhooksController {
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
@@ -59,6 +67,64 @@ export class WebhooksController {
   @ApiErrors()
   list(@Auth() auth: AuthContext): Promise<WebhookView[]> {
     return this.webhooks.list(auth.accountId);
+  }
+
+  @Get(':webhookId')
+  @Policy({ scope: 'read', stability: 'experimental' })
+  @ApiOperation({
+    operationId: 'getWebhook',
+    summary: 'One webhook (never its secret)',
+    description:
+      'The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s.',
+  })
+  @ApiOkResponse({ type: WebhookSchema })
+  @ApiErrors()
+  get(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
+    return this.webhooks.get(auth.accountId, webhookId);
+  }
+
+  @Patch(':webhookId')
+  @Policy({ scope: 'write', stability: 'experimental' })
+  @ApiOperation({
+    operationId: 'updateWebhook',
+    summary: 'Change a webhook’s URL, event types, description, or enable or disable it',
+    description:
+      'Changes the fields sent. A new URL is checked as at creation, and a host that does not resolve is refused too (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing the URL of a webhook that receives them, needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.',
+  })
+  @ApiOkResponse({ type: WebhookSchema })
+  @ApiErrors()
+  update(
+    @Auth() auth: AuthContext,
+    @Param('webhookId', ParseIdPipe) webhookId: number,
+    @Body() body: WebhookUpdateDto,
+  ): Promise<WebhookView> {
+    return this.webhooks.update(auth.accountId, webhookId, body, auth.scopes);
+  }
+
+  @Post(':webhookId/rotate')
+  @Policy({ scope: 'write', idempotent: 'same-key', stability: 'experimental' })
+  @Header('Cache-Control', 'no-store') // the answer carries a secret
+  @ApiBody({
+    type: RotateWebhookSecretDto,
+    required: false,
+    description: 'Optional: without a body the grace period is one day',
+  })
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: 'New signing secret, shown once; the old one also signs for a grace period',
+    description:
+      'Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating a webhook that receives `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).',
+  })
+  @ApiCreatedResponse({ type: CreatedWebhookSchema })
+  @ApiErrors()
+  rotate(
+    @Auth() auth: AuthContext,
+    @Param('webhookId', ParseIdPipe) webhookId: number,
+    @Body() body: RotateWebhookSecretDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<CreatedWebhookSchema> {
+    const grace = body.gracePeriodSeconds ?? DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS;
+    return this.idempotency.run(res, () => this.webhooks.rotate(auth.accountId, webhookId, grace, auth.scopes));
   }
 
   @Delete(':webhookId')
@@ -97,7 +163,7 @@ export class WebhooksController {
     operationId: 'listWebhookDeliveries',
     summary: 'Deliveries to a webhook, in either order: attempts, last status, next retry',
     description:
-      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
+      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
   })
   @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
   @ApiErrors()
@@ -109,6 +175,26 @@ export class WebhooksController {
   ): Promise<DeliveryView[]> {
     const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query);
     return page(res, `/v1/webhooks/${webhookId}/deliveries`, query, rows);
+  }
+
+  @Post(':webhookId/deliveries/:deliveryId/resend')
+  @Policy({ scope: 'write', idempotent: 'account', stability: 'experimental' })
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'resendWebhookDelivery',
+    summary: 'Send a delivery’s event again, as a new delivery with the same webhook-id',
+    description:
+      'Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s.',
+  })
+  @ApiAcceptedResponse({ type: DeliverySchema })
+  @ApiErrors()
+  resend(
+    @Auth() auth: AuthContext,
+    @Param('webhookId', ParseIdPipe) webhookId: number,
+    @Param('deliveryId', ParseIdPipe) deliveryId: number,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DeliveryView> {
+    return this.idempotency.run(res, () => this.webhooks.resend(auth.accountId, webhookId, deliveryId));
   }
 
   @Post(':webhookId/test')

@@ -1,6 +1,28 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsString, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { IsOptional } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
+import {
+  DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
+  MAX_WEBHOOK_ROTATION_GRACE_SECONDS,
+  RESPONSE_EXCERPT_BYTES,
+} from '@app/webhooks';
+
+const URL_DOC =
+  'http or https, without credentials; hosts resolving to private, loopback, link-local or reserved addresses are refused';
+const EVENTS_DOC = 'The event types to deliver; `api_key.*` ones need a key with the `admin` scope';
 
 @ApiSchema({ name: 'NewWebhook' })
 export class NewWebhookDto {
@@ -9,8 +31,7 @@ export class NewWebhookDto {
     format: 'uri',
     pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
     example: 'https://example.com/petstore/webhooks',
-    description:
-      'http or https, without credentials; hosts resolving to private, loopback, link-local or reserved addresses are refused',
+    description: URL_DOC,
   })
   @IsString()
   @MaxLength(2048)
@@ -22,7 +43,7 @@ export class NewWebhookDto {
     minItems: 1,
     maxItems: DOMAIN_EVENT_TYPES.length,
     uniqueItems: true,
-    description: 'The event types to deliver; `api_key.*` ones need a key with the `admin` scope',
+    description: EVENTS_DOC,
   })
   @IsArray()
   @ArrayMinSize(1)
@@ -30,6 +51,72 @@ export class NewWebhookDto {
   @ArrayUnique()
   @IsIn(DOMAIN_EVENT_TYPES, { each: true })
   events!: DomainEventType[];
+
+  @ApiPropertyOptional({ maxLength: 500, example: 'Order sync to the warehouse', description: 'A note for people' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+}
+
+/** PATCH body: the fields to change; `description: null` removes the description. */
+@ApiSchema({ name: 'WebhookUpdate' })
+export class WebhookUpdateDto {
+  @ApiPropertyOptional({
+    maxLength: 2048,
+    format: 'uri',
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    description: `${URL_DOC}, and so is a host that does not resolve`,
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  url?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    enum: DOMAIN_EVENT_TYPES,
+    minItems: 1,
+    maxItems: DOMAIN_EVENT_TYPES.length,
+    uniqueItems: true,
+    description: EVENTS_DOC,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(DOMAIN_EVENT_TYPES.length)
+  @ArrayUnique()
+  @IsIn(DOMAIN_EVENT_TYPES, { each: true })
+  events?: DomainEventType[];
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, type: String })
+  @IsOptional({ nullable: true })
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    description: '`false` disables the webhook (no deliveries but tests and resends); `true` re-enables it',
+  })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+@ApiSchema({ name: 'RotateWebhookSecret' })
+export class RotateWebhookSecretDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_WEBHOOK_ROTATION_GRACE_SECONDS,
+    default: DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
+    description: 'How long deliveries stay signed with the replaced secret too, at most 7 days',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_WEBHOOK_ROTATION_GRACE_SECONDS)
+  gracePeriodSeconds?: number;
 }
 
 @ApiSchema({ name: 'Webhook' })
@@ -37,20 +124,29 @@ export class WebhookSchema {
   @ApiProperty({ type: 'integer', format: 'int64' }) id!: number;
   @ApiProperty() url!: string;
   @ApiProperty({ type: [String], enum: DOMAIN_EVENT_TYPES }) events!: string[];
+  @ApiProperty({ type: String, nullable: true, maxLength: 500 }) description!: string | null;
   @ApiProperty({
     enum: ['active', 'disabled'],
-    description: '`disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so)',
+    description:
+      '`disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so), or by PATCH `enabled: false`',
   })
   status!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt!: string | null;
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Until then deliveries are also signed with the secret the last rotation replaced',
+  })
+  previousSecretExpiresAt!: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
 }
 
 @ApiSchema({ name: 'CreatedWebhook' })
 export class CreatedWebhookSchema extends WebhookSchema {
   @ApiProperty({
-    example: 'whsec_3q2+7w...',
-    description: 'The signing secret for Petstore-Signature: shown in this answer only',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes): shown in this answer only',
   })
   secret!: string;
 }
@@ -67,6 +163,27 @@ export class DeliverySchema {
   @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last attempt, if one came back' })
   lastStatusCode!: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'timeout' }) lastError!: string | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    minimum: 0,
+    description: 'How long the last attempt took, in ms, to the end of the answer',
+  })
+  lastDurationMs!: number | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    maxLength: RESPONSE_EXCERPT_BYTES,
+    description: `The first ${RESPONSE_EXCERPT_BYTES} bytes of the last answer's body (as UTF-8), null without an answer`,
+  })
+  lastResponseExcerpt!: string | null;
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    nullable: true,
+    description: 'The delivery this one resends (POST .../resend), null for a first delivery',
+  })
+  resendOf!: number | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) lastAttemptAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'When the next retry is due' })
   nextAttemptAt!: string | null;

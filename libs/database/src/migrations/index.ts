@@ -11,6 +11,7 @@ import { Retention1763790000000 } from './1763790000000-retention';
 import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-name-trigram';
 import { Usage1763900000000 } from './1763900000000-usage';
 import { TaggedApiKeys1764000000000 } from './1764000000000-tagged-api-keys';
+import { WebhookLifecycle1764100000000 } from './1764100000000-webhook-lifecycle';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   DropGlobalNameTrigram1763800000000,
   Usage1763900000000,
   TaggedApiKeys1764000000000,
+  WebhookLifecycle1764100000000,
 ];

@@ -11,6 +11,12 @@ export interface WebhookDelivery {
   attempts: number;
   lastStatusCode: number | null;
   lastError: string | null;
+  /** How long the last attempt took, to the end of the answer (or the failure). */
+  lastDurationMs: number | null;
+  /** The first bytes of the last answer's body (RESPONSE_EXCERPT_BYTES). */
+  lastResponseExcerpt: string | null;
+  /** The delivery this one resends (the first of the event), or null. */
+  resendOf: number | null;
   lastAttemptAt: Date | null;
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;

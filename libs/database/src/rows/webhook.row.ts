@@ -10,12 +10,17 @@ export interface Webhook {
   accountId: number;
   url: string;
   events: string[];
+  description: string | null;
   status: WebhookStatus;
   disabledAt: Date | null;
+  /** Until then deliveries are also signed with the secret a rotation replaced. */
+  previousSecretExpiresAt: Date | null;
   createdAt: Date;
 }
 
 /** A webhook with its sealed signing secret: read only by the worker, to sign a delivery. */
 export interface SealedWebhook extends Webhook {
   secret: string;
+  /** The secret before the last rotation, sealed the same way; used until previousSecretExpiresAt. */
+  previousSecret: string | null;
 }

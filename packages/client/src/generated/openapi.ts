@@ -458,7 +458,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it with a `Petstore-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` header computed with the `secret`, which appears in this answer only. Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -476,7 +476,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * One webhook (never its secret)
+     * @description The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
+     */
+    get: operations['getWebhook'];
     put?: never;
     post?: never;
     /**
@@ -488,7 +494,13 @@ export interface paths {
     delete: operations['deleteWebhook'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change a webhook’s URL, event types, description, or enable or disable it
+     * @description Changes the fields sent. A new URL is checked as at creation, and a host that does not resolve is refused too (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing the URL of a webhook that receives them, needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
+     */
+    patch: operations['updateWebhook'];
     trace?: never;
   };
   '/webhooks/{webhookId}/deliveries': {
@@ -500,13 +512,35 @@ export interface paths {
     };
     /**
      * Deliveries to a webhook, in either order: attempts, last status, next retry
-     * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, last HTTP status received and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
+     * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
     get: operations['listWebhookDeliveries'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/webhooks/{webhookId}/deliveries/{deliveryId}/resend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a delivery’s event again, as a new delivery with the same webhook-id
+     * @description Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s.
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
+     */
+    post: operations['resendWebhookDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -529,6 +563,28 @@ export interface paths {
      *     Needs the `write` scope. Counted against the account's limits.
      */
     post: operations['enableWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/webhooks/{webhookId}/rotate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * New signing secret, shown once; the old one also signs for a grace period
+     * @description Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating a webhook that receives `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).
+     *
+     *     Needs the `write` scope. Counted against the account's limits.
+     */
+    post: operations['rotateWebhookSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -728,6 +784,7 @@ export interface components {
     CreatedWebhook: {
       /** Format: date-time */
       createdAt: string;
+      description: string | null;
       /** Format: date-time */
       disabledAt: string | null;
       events: (
@@ -753,12 +810,17 @@ export interface components {
       /** Format: int64 */
       id: number;
       /**
-       * @description The signing secret for Petstore-Signature: shown in this answer only
-       * @example whsec_3q2+7w...
+       * Format: date-time
+       * @description Until then deliveries are also signed with the secret the last rotation replaced
+       */
+      previousSecretExpiresAt: string | null;
+      /**
+       * @description The Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes): shown in this answer only
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
        */
       secret: string;
       /**
-       * @description `disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so)
+       * @description `disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so), or by PATCH `enabled: false`
        * @enum {string}
        */
       status: 'active' | 'disabled';
@@ -785,8 +847,15 @@ export interface components {
       id: number;
       /** Format: date-time */
       lastAttemptAt: string | null;
+      /**
+       * Format: int32
+       * @description How long the last attempt took, in ms, to the end of the answer
+       */
+      lastDurationMs: number | null;
       /** @example timeout */
       lastError: string | null;
+      /** @description The first 1024 bytes of the last answer's body (as UTF-8), null without an answer */
+      lastResponseExcerpt: string | null;
       /**
        * Format: int32
        * @description HTTP status of the last attempt, if one came back
@@ -797,6 +866,11 @@ export interface components {
        * @description When the next retry is due
        */
       nextAttemptAt: string | null;
+      /**
+       * Format: int64
+       * @description The delivery this one resends (POST .../resend), null for a first delivery
+       */
+      resendOf: number | null;
       /** @enum {string} */
       status: 'pending' | 'delivered' | 'failed';
       /** Format: int64 */
@@ -1134,6 +1208,11 @@ export interface components {
       status: 'available' | 'sold';
     };
     NewWebhook: {
+      /**
+       * @description A note for people
+       * @example Order sync to the warehouse
+       */
+      description?: string;
       /** @description The event types to deliver; `api_key.*` ones need a key with the `admin` scope */
       events: (
         | 'pet.created'
@@ -1353,6 +1432,14 @@ export interface components {
        */
       gracePeriodSeconds: number;
     };
+    RotateWebhookSecret: {
+      /**
+       * Format: int32
+       * @description How long deliveries stay signed with the replaced secret too, at most 7 days
+       * @default 86400
+       */
+      gracePeriodSeconds: number;
+    };
     Usage: {
       /** @description Every bucket of the range, oldest first, empty ones included */
       buckets: components['schemas']['UsageBucket'][];
@@ -1403,6 +1490,7 @@ export interface components {
     Webhook: {
       /** Format: date-time */
       createdAt: string;
+      description: string | null;
       /** Format: date-time */
       disabledAt: string | null;
       events: (
@@ -1428,7 +1516,12 @@ export interface components {
       /** Format: int64 */
       id: number;
       /**
-       * @description `disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so)
+       * Format: date-time
+       * @description Until then deliveries are also signed with the secret the last rotation replaced
+       */
+      previousSecretExpiresAt: string | null;
+      /**
+       * @description `disabled` after deliveries failed for WEBHOOK_MAX_AGE_SECONDS (a webhook.disabled event says so), or by PATCH `enabled: false`
        * @enum {string}
        */
       status: 'active' | 'disabled';
@@ -1461,6 +1554,37 @@ export interface components {
        * @enum {string}
        */
       type: 'webhook.disabled';
+    };
+    WebhookUpdate: {
+      description?: string | null;
+      /** @description `false` disables the webhook (no deliveries but tests and resends); `true` re-enables it */
+      enabled?: boolean;
+      /** @description The event types to deliver; `api_key.*` ones need a key with the `admin` scope */
+      events?: (
+        | 'pet.created'
+        | 'pet.updated'
+        | 'pet.deleted'
+        | 'pet.status_changed'
+        | 'category.created'
+        | 'category.updated'
+        | 'category.deleted'
+        | 'inventory.updated'
+        | 'order.placed'
+        | 'order.completed'
+        | 'order.cancelled'
+        | 'message.processed'
+        | 'message.failed'
+        | 'api_key.created'
+        | 'api_key.revoked'
+        | 'api_key.rotated'
+        | 'api_key.banned'
+        | 'webhook.disabled'
+      )[];
+      /**
+       * Format: uri
+       * @description http or https, without credentials; hosts resolving to private, loopback, link-local or reserved addresses are refused, and so is a host that does not resolve
+       */
+      url?: string;
     };
   };
   responses: {
@@ -8583,8 +8707,10 @@ export interface operations {
            *         "events": [
            *           "pet.created"
            *         ],
+           *         "description": "x",
            *         "status": "active",
            *         "disabledAt": "2026-01-15T09:30:00.000Z",
+           *         "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
            *         "createdAt": "2026-01-15T09:30:00.000Z"
            *       }
            *     ]
@@ -8783,7 +8909,8 @@ export interface operations {
          *       "url": "https://example.com/petstore/webhooks",
          *       "events": [
          *         "pet.created"
-         *       ]
+         *       ],
+         *       "description": "Order sync to the warehouse"
          *     }
          */
         'application/json': components['schemas']['NewWebhook'];
@@ -8812,10 +8939,12 @@ export interface operations {
            *       "events": [
            *         "pet.created"
            *       ],
+           *       "description": "x",
            *       "status": "active",
            *       "disabledAt": "2026-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
            *       "createdAt": "2026-01-15T09:30:00.000Z",
-           *       "secret": "whsec_3q2+7w..."
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     }
            */
           'application/json': components['schemas']['CreatedWebhook'];
@@ -8997,6 +9126,222 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 1,
+           *       "url": "x",
+           *       "events": [
+           *         "pet.created"
+           *       ],
+           *       "description": "x",
+           *       "status": "active",
+           *       "disabledAt": "2026-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
+           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Webhook'];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
       /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
       429: {
         headers: {
@@ -9274,6 +9619,266 @@ export interface operations {
       };
     };
   };
+  updateWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhookId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/petstore",
+         *       "events": [
+         *         "pet.created"
+         *       ],
+         *       "description": "x",
+         *       "enabled": true
+         *     }
+         */
+        'application/json': components['schemas']['WebhookUpdate'];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 1,
+           *       "url": "x",
+           *       "events": [
+           *         "pet.created"
+           *       ],
+           *       "description": "x",
+           *       "status": "active",
+           *       "disabledAt": "2026-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
+           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Webhook'];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_failed",
+           *       "message": "The body or parameters are not valid",
+           *       "status": 400,
+           *       "details": [
+           *         {
+           *           "field": "name",
+           *           "message": "name must be 1 to 200 characters"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks the write scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description The body is larger than the limit (payload_too_large) */
+      413: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "Payload too large",
+           *       "status": 413
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   listWebhookDeliveries: {
     parameters: {
       query?: {
@@ -9318,6 +9923,9 @@ export interface operations {
            *         "attempts": 1,
            *         "lastStatusCode": 1,
            *         "lastError": "timeout",
+           *         "lastDurationMs": 1,
+           *         "lastResponseExcerpt": "x",
+           *         "resendOf": 1,
            *         "lastAttemptAt": "2026-01-15T09:30:00.000Z",
            *         "nextAttemptAt": "2026-01-15T09:30:00.000Z",
            *         "deliveredAt": "2026-01-15T09:30:00.000Z",
@@ -9502,6 +10110,283 @@ export interface operations {
       };
     };
   };
+  resendWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        deliveryId: number;
+        webhookId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 1,
+           *       "webhookId": 1,
+           *       "eventId": 1,
+           *       "eventType": "pet.created",
+           *       "status": "pending",
+           *       "attempts": 1,
+           *       "lastStatusCode": 1,
+           *       "lastError": "timeout",
+           *       "lastDurationMs": 1,
+           *       "lastResponseExcerpt": "x",
+           *       "resendOf": 1,
+           *       "lastAttemptAt": "2026-01-15T09:30:00.000Z",
+           *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
+           *       "deliveredAt": "2026-01-15T09:30:00.000Z",
+           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Delivery'];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks the write scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description Conflict with the current state (see code) */
+      409: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_stock",
+           *       "message": "Insufficient stock",
+           *       "status": 409
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      422: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "idempotency_key_reused",
+           *       "message": "Idempotency key reused",
+           *       "status": 422
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   enableWebhook: {
     parameters: {
       query?: never;
@@ -9534,8 +10419,10 @@ export interface operations {
            *       "events": [
            *         "pet.created"
            *       ],
+           *       "description": "x",
            *       "status": "active",
            *       "disabledAt": "2026-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
            *       "createdAt": "2026-01-15T09:30:00.000Z"
            *     }
            */
@@ -9716,6 +10603,312 @@ export interface operations {
       };
     };
   };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A unique key (a UUID, say) that makes retries safe: for 24 hours a request from the same account with the same key, method, path and body gets the first answer again (status, body, headers, plus `Idempotent-Replayed: true`) without doing the work twice. Another body with the same key is 422 `idempotency_key_reused`; a retry while the first request is still running is 409 `idempotency_key_in_use`. 400 and 5xx answers are not kept: the key can be used again. The answer holds a secret: it is replayed only to the API key that made the first request; another key of the account gets 422 `idempotency_key_reused`. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        webhookId: number;
+      };
+      cookie?: never;
+    };
+    /** @description Optional: without a body the grace period is one day */
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "gracePeriodSeconds": 86400
+         *     }
+         */
+        'application/json': components['schemas']['RotateWebhookSecret'];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": 1,
+           *       "url": "x",
+           *       "events": [
+           *         "pet.created"
+           *       ],
+           *       "description": "x",
+           *       "status": "active",
+           *       "disabledAt": "2026-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
+           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+           *     }
+           */
+          'application/json': components['schemas']['CreatedWebhook'];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks the write scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description Conflict with the current state (see code) */
+      409: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_stock",
+           *       "message": "Insufficient stock",
+           *       "status": 409
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The body is larger than the limit (payload_too_large) */
+      413: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "Payload too large",
+           *       "status": 413
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      422: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "idempotency_key_reused",
+           *       "message": "Idempotency key reused",
+           *       "status": 422
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   testWebhook: {
     parameters: {
       query?: never;
@@ -9751,6 +10944,9 @@ export interface operations {
            *       "attempts": 1,
            *       "lastStatusCode": 1,
            *       "lastError": "timeout",
+           *       "lastDurationMs": 1,
+           *       "lastResponseExcerpt": "x",
+           *       "resendOf": 1,
            *       "lastAttemptAt": "2026-01-15T09:30:00.000Z",
            *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
            *       "deliveredAt": "2026-01-15T09:30:00.000Z",
