@@ -266,8 +266,14 @@ describe('Idempotency-Key on creating POSTs', () => {
     const category = await http.post('/v1/categories', { name: `idem-${randomUUID()}` });
     const pet = await http.post('/v1/pets', { name: 'idem', categoryId: category.body.id });
     const toRotate = await http.post('/v1/keys', { name: 'idem rotate' });
+    // No worker runs in this file: the test delivery is only a row to resend, nothing is sent.
+    const hook = await http.post('/v1/webhooks', {
+      url: 'https://93.184.216.34/idem-hook',
+      events: ['webhook.disabled'],
+    });
+    const delivery = await http.post(`/v1/webhooks/${hook.body.id}/test`);
     // A body for each; an operation documented later without one here fails this test.
-    const bodies: Record<string, object> = {
+    const bodies: Record<string, object | undefined> = {
       '/categories': { name: `idem-${randomUUID()}` },
       '/keys': { name: 'idem' },
       '/keys/{keyId}/rotate': { gracePeriodSeconds: 60 },
@@ -276,11 +282,16 @@ describe('Idempotency-Key on creating POSTs', () => {
       '/store/orders': { petId: pet.body.id },
       // A public address literal (no DNS), subscribed to an event that never fires here.
       '/webhooks': { url: 'https://93.184.216.34/idem', events: ['webhook.disabled'] },
+      '/webhooks/{webhookId}/deliveries/{deliveryId}/resend': undefined,
+      '/webhooks/{webhookId}/rotate': { gracePeriodSeconds: 60 },
     };
     expect(documented).toEqual(Object.keys(bodies).sort());
     for (const path of documented) {
       const key = randomUUID();
-      const url = `/v1${path.replace('{keyId}', String(toRotate.body.id))}`;
+      const url = `/v1${path
+        .replace('{keyId}', String(toRotate.body.id))
+        .replace('{webhookId}', String(hook.body.id))
+        .replace('{deliveryId}', String(delivery.body.id))}`;
       const first = await http.post(url, bodies[path], { headers: { 'Idempotency-Key': key } });
       const again = await http.post(url, bodies[path], { headers: { 'Idempotency-Key': key } });
       expect({ path, status: again.status, replayed: replayed(again) }).toEqual({
