@@ -252,6 +252,7 @@ async function seed(apiUrl, env) {
   const webhookUrl = `${apiUrl}/health/live`;
   const webhook = await call('POST', '/webhooks', { url: webhookUrl, events: ['pet.created'] });
   const spareWebhook = await call('POST', '/webhooks', { url: webhookUrl, events: ['pet.created'] });
+  const delivery = await call('POST', `/webhooks/${webhook.id}/test`);
   const rotateKey = await call('POST', '/keys', { name: 'to rotate' });
   const revokeKey = await call('POST', '/keys', { name: 'to revoke' });
   return {
@@ -264,6 +265,7 @@ async function seed(apiUrl, env) {
     sparePetId: sparePet.id,
     webhookId: webhook.id,
     spareWebhookId: spareWebhook.id,
+    deliveryId: delivery.id,
     rotateKeyId: rotateKey.id,
     revokeKeyId: revokeKey.id,
     webhookUrl,
