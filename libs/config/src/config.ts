@@ -11,6 +11,16 @@ const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
 const positiveDays = z.coerce.number().positive().finite();
 
+/** An optional `id:base64key,...` list whose ids follow `rule` (read when parsing: the rules are declared below). */
+const keyList = (rule: () => KeyIdRule) =>
+  z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      if (v !== undefined)
+        for (const message of secretKeyProblems(v, rule())) ctx.addIssue({ code: 'custom', message });
+    });
+
 /**
  * Every environment variable the service reads, with its default.
  * This file is the only place that looks at process.env (see loadConfig).
@@ -72,13 +82,7 @@ const schema = z.object({
   AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
   AUTH_LOOKUP_RATE: positiveInt.default(500),
   // `id:base64key,...` (2-character ids, 32-byte keys): the first tags new API keys, all verify.
-  API_KEY_TAG_KEYS: z
-    .string()
-    .optional()
-    .superRefine((v, ctx) => {
-      if (v !== undefined)
-        for (const message of secretKeyProblems(v, TAG_KEY_ID)) ctx.addIssue({ code: 'custom', message });
-    }),
+  API_KEY_TAG_KEYS: keyList(() => TAG_KEY_ID),
   OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
   OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),
   JOB_ATTEMPTS: positiveInt.default(5),
@@ -125,13 +129,7 @@ const schema = z.object({
   // Share of new traces recorded (parent-based: a job or delivery follows its request's decision).
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   // `id:base64key,...` (AES-256: 32 bytes each): the first encrypts webhook secrets, all decrypt.
-  WEBHOOK_SECRET_KEYS: z
-    .string()
-    .optional()
-    .superRefine((v, ctx) => {
-      if (v !== undefined)
-        for (const message of secretKeyProblems(v, SECRET_KEY_ID)) ctx.addIssue({ code: 'custom', message });
-    }),
+  WEBHOOK_SECRET_KEYS: keyList(() => SECRET_KEY_ID),
 });
 
 /** An IPv4 address in dotted decimal or an IPv6 address, optionally with a /prefix: what Express's proxy-addr takes. */
