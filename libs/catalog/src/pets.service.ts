@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { accountPage, preparedQuery } from '@app/database';
+import { accountPage, joinSql, preparedQuery, raw, sql } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { AccountSlots } from './account-slots';
@@ -45,28 +45,23 @@ export class PetsService {
    * as `resumeAfter`, the next page's cursor (the page may then hold fewer pets, even none).
    */
   async list(accountId: number, q: PetListFilter): Promise<{ pets: PetView[]; resumeAfter?: number }> {
-    const params: unknown[] = [accountId, q.after ?? 0];
-    const page = accountPage('p');
+    const page = accountPage('p', accountId, q.after ?? 0);
     const where = [page.where];
-    const add = (sql: string, value: unknown) => where.push(sql.replace('?', `$${params.push(value)}`));
-    if (q.status) add('p.status = ?', q.status);
-    if (q.categoryId) add('p.category_id = ?', q.categoryId);
-    if (q.ids) add('p.id = ANY(?::bigint[])', q.ids);
+    if (q.status) where.push(sql`p.status = ${q.status}`);
+    if (q.categoryId) where.push(sql`p.category_id = ${q.categoryId}`);
+    if (q.ids) where.push(sql`p.id = ANY(${q.ids}::bigint[])`);
+    const filtered = sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${joinSql(where, ' AND ')} ${page.orderBy}`;
     if (!q.name) {
-      const rows = await preparedQuery<PetRow>(
-        this.dataSource,
-        `SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
-        params,
-      );
+      const rows = await preparedQuery<PetRow>(this.dataSource, sql`${filtered} LIMIT ${q.limit + 1}`);
       return { pets: rows.map(toPetView) };
     }
-    const sql = `WITH w AS (SELECT ${PET_COLUMNS} FROM pets p WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(NAME_SEARCH_WINDOW)}),
+    const search = sql`WITH w AS (${filtered} LIMIT ${NAME_SEARCH_WINDOW}),
             edge AS (SELECT count(*)::int AS scanned, max(id) AS "scannedTo" FROM w)
        SELECT edge.scanned, edge."scannedTo", hit.* FROM edge LEFT JOIN LATERAL (
-         SELECT * FROM w WHERE lower(w.name) LIKE $${params.push(likeSubstring(q.name))} ORDER BY w.id LIMIT $${params.push(q.limit + 1)}
+         SELECT * FROM w WHERE lower(w.name) LIKE ${likeSubstring(q.name)} ORDER BY w.id LIMIT ${q.limit + 1}
        ) hit ON true`;
     const rows = await this.searchSlots.run(accountId, () =>
-      preparedQuery<PetRow & { scanned: number; scannedTo: number }>(this.dataSource, sql, params),
+      preparedQuery<PetRow & { scanned: number; scannedTo: number }>(this.dataSource, search),
     );
     const pets = rows.filter((r) => r.id !== null).map(toPetView);
     const [{ scanned, scannedTo }] = rows;

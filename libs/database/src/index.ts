@@ -7,5 +7,6 @@ export * from './database.module';
 export * from './transaction-runner';
 export * from './group-commit';
 export * from './page';
+export * from './sql';
 export * from './postgres-errors';
 export * from './read-replicas';

@@ -1,5 +1,6 @@
 import { PoolClient, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { Sql } from './sql';
 
 /** Statement names by text. Callers build texts from fixed fragments only, so this stays small. */
 const names = new Map<string, string>();
@@ -24,11 +25,19 @@ export function useNamedStatements(on: boolean): void {
  * `values`), and must list its columns, so a migration that adds columns leaves the cached
  * plans valid.
  */
+export async function preparedQuery<T extends QueryResultRow>(db: DataSource | EntityManager, query: Sql): Promise<T[]>;
 export async function preparedQuery<T extends QueryResultRow>(
   db: DataSource | EntityManager,
   text: string,
   values: unknown[],
+): Promise<T[]>;
+export async function preparedQuery<T extends QueryResultRow>(
+  db: DataSource | EntityManager,
+  statement: string | Sql,
+  params?: unknown[],
 ): Promise<T[]> {
+  const text = typeof statement === 'string' ? statement : statement.text;
+  const values = typeof statement === 'string' ? params : (statement.values as unknown[]);
   let name = named ? names.get(text) : undefined;
   if (named && !name) names.set(text, (name = `petstore_${names.size + 1}`));
   const held = db instanceof DataSource ? undefined : db.queryRunner;

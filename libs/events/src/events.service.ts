@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { accountFeedPage, DomainEvent, FeedOrder, preparedQuery, ReadReplicas } from '@app/database';
+import { accountFeedPage, DomainEvent, FeedOrder, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES } from './domain-event-types';
 import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
@@ -21,15 +21,13 @@ export class EventsService {
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
     const page = accountFeedPage('e', accountId, q.order ?? 'oldest', q.after, 0);
-    const params = page.params;
-    const byType = q.type ? `AND e.type = $${params.push(q.type)}` : '';
-    const notAdmin = q.adminEvents ? '' : `AND e.type <> ALL($${params.push(ADMIN_EVENT_TYPES)}::text[])`;
+    const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
+    const notAdmin = q.adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
     // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.
     const rows = await preparedQuery<DomainEvent>(
       this.replicas.forStaleRead(),
-      `SELECT ${EVENT_COLUMNS} FROM events e
-        WHERE ${page.where} ${byType} ${notAdmin} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
-      params,
+      sql`SELECT ${raw(EVENT_COLUMNS)} FROM events e
+        WHERE ${page.where} ${byType} ${notAdmin} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toPublicEvent);
   }

@@ -9,6 +9,8 @@ import {
   MessageView,
   newMessageId,
   preparedQuery,
+  raw,
+  sql,
   toMessageView,
 } from '@app/database';
 import { ApiError } from '@app/errors';
@@ -104,13 +106,11 @@ export class MessagesService {
     q: { limit: number; after?: string; status?: MessageStatus; order?: FeedOrder },
   ): Promise<MessageView[]> {
     const page = accountFeedPage('m', accountId, q.order ?? 'oldest', q.after, '');
-    const params = page.params;
-    const byStatus = q.status ? `AND m.status = $${params.push(q.status)}` : '';
+    const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
     const rows = await preparedQuery<Message>(
       this.dataSource,
-      `SELECT ${MESSAGE_COLUMNS('m')} FROM messages m
-        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
-      params,
+      sql`SELECT ${raw(MESSAGE_COLUMNS('m'))} FROM messages m
+        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toMessageView);
   }

@@ -5,7 +5,7 @@ import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { InventoryListFilter } from './inputs';
 import { InventoryItemView, toInventoryItem } from './views';
-import { accountPage, preparedQuery } from '@app/database';
+import { accountPage, preparedQuery, raw, sql } from '@app/database';
 
 /** Inventory entries: the stock column of each pet, with the status it implies. */
 @Injectable()
@@ -16,13 +16,11 @@ export class InventoryService {
   ) {}
 
   async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {
-    const params: unknown[] = [accountId, q.after ?? 0, q.limit + 1];
-    const byStatus = q.status ? `AND p.status = $${params.push(q.status)}` : '';
-    const page = accountPage('p');
+    const page = accountPage('p', accountId, q.after ?? 0);
+    const byStatus = q.status ? sql`AND p.status = ${q.status}` : raw('');
     const rows: PetRow[] = await preparedQuery(
       this.dataSource,
-      `SELECT ${PET_COLUMNS} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT $3`,
-      params,
+      sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toInventoryItem);
   }

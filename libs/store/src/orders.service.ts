@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '@app/config';
-import { accountPage, preparedQuery } from '@app/database';
+import { accountPage, joinSql, preparedQuery, raw, sql } from '@app/database';
 import { ApiError, assertIfMatch, describe } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
@@ -23,15 +23,13 @@ export class OrdersService {
   ) {}
 
   async list(accountId: number, q: OrderListFilter): Promise<OrderView[]> {
-    const params: unknown[] = [accountId, q.after ?? 0];
-    const page = accountPage('o');
+    const page = accountPage('o', accountId, q.after ?? 0);
     const where = [page.where];
-    if (q.complete !== undefined) where.push(`o.complete = $${params.push(q.complete)}`);
-    if (q.petId) where.push(`o.pet_id = $${params.push(q.petId)}`);
+    if (q.complete !== undefined) where.push(sql`o.complete = ${q.complete}`);
+    if (q.petId) where.push(sql`o.pet_id = ${q.petId}`);
     const rows: OrderRow[] = await preparedQuery(
       this.dataSource,
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT $${params.push(q.limit + 1)}`,
-      params,
+      sql`SELECT ${raw(ORDER_COLUMNS)} FROM orders o WHERE ${joinSql(where, ' AND ')} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toOrderView);
   }

@@ -1,0 +1,45 @@
+/**
+ * A statement or a fragment of one: fixed text around placeholders, and the values in their order.
+ * Values never enter the text, so a statement built from optional filters still names one
+ * prepared statement per shape and cannot be injected.
+ */
+export class Sql {
+  constructor(
+    readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+
+  /** The text with `$1..$n` placeholders, as Postgres takes it. */
+  get text(): string {
+    return this.strings.reduce((text, part, i) => `${text}$${i}${part}`);
+  }
+}
+
+/** Tagged template: interpolated `Sql` fragments are spliced in, every other value becomes a parameter. */
+export function sql(template: TemplateStringsArray, ...args: unknown[]): Sql {
+  const strings = [template[0]];
+  const values: unknown[] = [];
+  args.forEach((arg, i) => {
+    if (arg instanceof Sql) {
+      strings[strings.length - 1] += arg.strings[0];
+      strings.push(...arg.strings.slice(1));
+      values.push(...arg.values);
+    } else {
+      values.push(arg);
+      strings.push('');
+    }
+    strings[strings.length - 1] += template[i + 1];
+  });
+  return new Sql(strings, values);
+}
+
+/** Fixed text (a column list, an alias): never anything a client sent. */
+export function raw(text: string): Sql {
+  return new Sql([text], []);
+}
+
+/** The fragments joined by `separator` (fixed text). */
+export function joinSql(fragments: readonly Sql[], separator: string): Sql {
+  if (fragments.length === 0) return raw('');
+  return fragments.slice(1).reduce((all, fragment) => sql`${all}${raw(separator)}${fragment}`, fragments[0]);
+}
