@@ -85,8 +85,11 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
       await expect(orders.place(accountId, { petId, quantity: 2 })).rejects.toEqual(error('insufficient_stock'));
       expect(await orderCount(petId)).toBe(0);
       expect(await stock(petId)).toBe(1);
-      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'order.placed'
-        AND (data->>'petId')::bigint = $1`, [petId]);
+      const [{ n }] = await db.query(
+        `SELECT count(*)::int AS n FROM events WHERE type = 'order.placed'
+        AND (data->>'petId')::bigint = $1`,
+        [petId],
+      );
       expect(n).toBe(0);
     });
 
