@@ -3,7 +3,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { CatalogModule, CategoriesService, PetsService } from '@app/catalog';
-import { ApiError, entityTag } from '@app/errors';
+import { ApiError, entityTag, ErrorCode } from '@app/errors';
 import { FulfilmentService, FulfilOrderJob, InventoryService, OrdersService, StoreModule } from '@app/store';
 import { featureModules, newAccount } from './feature-modules';
 
@@ -16,7 +16,7 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
   let queue: Queue;
   let accountId: number;
 
-  const error = (code: string) => expect.objectContaining<Partial<ApiError>>({ code });
+  const error = (code: ErrorCode) => expect.objectContaining<Partial<ApiError>>({ code });
   const stock = async (petId: number) => (await db.query('SELECT stock FROM pets WHERE id = $1', [petId]))[0].stock;
   const petStatus = async (petId: number) =>
     (await db.query('SELECT status FROM pets WHERE id = $1', [petId]))[0].status;
