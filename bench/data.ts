@@ -1,4 +1,4 @@
-// `npm run bench:data`: the data-scale bench (issue 21). Seeds its own database with many
+// `npm run bench:data`: the data-scale bench. Seeds its own database with many
 // tenants' rows (default 10 M messages, 10 M events, 1 M pets, 1,000 accounts; --quick: a tenth),
 // then reports:
 // 1. each hot query's time and plan (generic plan, as the API's prepared statements run them),

@@ -2,8 +2,8 @@ import { HttpClient } from './support/http';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { TcpProxy } from './support/tcp-proxy';
 
-/** What the contract checks and the fuzz suite found the service doing differently from its document. */
-describe('contract findings', () => {
+/** Edge cases where the service must answer as its OpenAPI document says. */
+describe('answers as the document says at its edges', () => {
   let api: RunningApi;
   let http: HttpClient;
 

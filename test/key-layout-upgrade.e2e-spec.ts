@@ -7,7 +7,7 @@ import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 
 /**
- * A single-node deployment moving to the per-queue key layout (issue 20): the work the old
+ * A single-node deployment moving to the per-queue key layout: the work the old
  * release left queued under `petstore:<queue>:*` is done once by the new workers, then removed.
  */
 describe('upgrading from the old queue key layout', () => {

@@ -8,7 +8,7 @@ import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
-/** Finished records past their retention are removed by the worker's scheduled job (issue 21). */
+/** Finished records past their retention are removed by the worker's scheduled job. */
 describe('retention', () => {
   let api: RunningApi;
   let workers: INestApplicationContext[];

@@ -1,8 +1,8 @@
 import { RunningApi, startApi } from '../support/test-apps';
 
 /**
- * Finding: the anonymous (per-address) limit was per exact address, so a client holding an
- * IPv6 /64 (as most do) had 2^64 fresh budgets. Test apps trust X-Forwarded-For.
+ * An IPv6 client's anonymous budget is its /64's: per exact address, a client holding a /64
+ * (as most do) would have 2^64 fresh budgets. Test apps trust X-Forwarded-For.
  */
 async function used(api: RunningApi, address: string): Promise<number> {
   const res = await fetch(`${api.url}/v1/pets`, { headers: { 'X-Forwarded-For': address } });

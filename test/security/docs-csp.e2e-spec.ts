@@ -3,9 +3,8 @@ import { RunningApi, startApi } from '../support/test-apps';
 import { describeWithChromium } from '../support/external-binary';
 
 /**
- * Finding: /docs, where users paste keys into "Authorize", had no Content-Security-Policy:
- * any script injected into the page (a hostile description, a compromised asset) could read
- * the key and send it anywhere.
+ * /docs, where users paste keys into "Authorize", has a Content-Security-Policy: without one, any
+ * script injected into the page (a hostile description, a compromised asset) could read the key.
  */
 describeWithChromium('/docs Content-Security-Policy', () => {
   let api: RunningApi;

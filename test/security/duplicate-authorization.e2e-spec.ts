@@ -2,8 +2,8 @@ import { request } from 'node:http';
 import { createAccount, RunningApi, startApi } from '../support/test-apps';
 
 /**
- * Finding: with two Authorization headers the first silently won, so a proxy that checks the
- * last one and the service could disagree on who is calling.
+ * Two Authorization headers are refused: if one silently won, a proxy that checks the other and
+ * the service could disagree on who is calling.
  */
 function send(
   url: string,

@@ -5,8 +5,8 @@ import { HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
 
 /**
- * Finding: `ids=` rounded values above 2^53 - 1 to another id, impossible dates (02-30) were
- * shifted to March, and names accepted control, bidi-override and zero-width characters.
+ * `ids=` refuses values above 2^53 - 1 (rounded, they name another id), impossible dates (02-30)
+ * are refused rather than shifted to March, and names refuse control, bidi and zero-width characters.
  */
 const exec = promisify(execFile);
 /** The operator CLI from its sources (no build needed), on the test database. */
@@ -29,7 +29,7 @@ const UNSAFE_NAMES: [string, string][] = [
   ['a C1 control', 'Rex\u0085'],
 ];
 
-describe('input validation findings', () => {
+describe('input validation: ids, dates and names', () => {
   let api: RunningApi;
   let http: HttpClient;
 

@@ -9,8 +9,7 @@ const HOUR = 3_600_000;
 const inHours = (h: number) => new Date(Date.now() + h * HOUR).toISOString();
 
 /**
- * Issue 22, finding 1: a key never outgrows the key that made it, and key management cannot
- * lock the owner out. Each account is fresh, so no test depends on another's keys.
+ * A key never outgrows the key that made it, and key management cannot lock the owner out. Each account is fresh, so no test depends on another's keys.
  */
 describe('key lineage: keys never outgrow the key that made them', () => {
   let api: RunningApi;

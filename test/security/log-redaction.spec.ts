@@ -6,8 +6,8 @@ import { unissuedKey } from '../support/keys';
 import { accessLog } from '@app/observability';
 
 /**
- * Finding: a key's secret part sent as X-Request-Id was echoed and logged on every line of
- * the request, and a percent-encoded `pst%5F...` in a path escaped the access log's redaction.
+ * A key sent as X-Request-Id is neither echoed nor logged, and a percent-encoded `pst%5F...` in
+ * a path is redacted from the access log like a plain one.
  */
 function logged(url: string, headers: Record<string, string> = {}) {
   const lines: Record<string, unknown>[] = [];

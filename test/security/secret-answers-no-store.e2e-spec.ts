@@ -2,8 +2,8 @@ import { createAccount, RunningApi, startApi } from '../support/test-apps';
 import { HttpClient } from '../support/http';
 
 /**
- * Finding: answers that carry a key or a webhook secret had no `Cache-Control: no-store`, so a
- * browser or an intermediary could keep the secret on disk.
+ * Answers that carry a key or a webhook secret say `Cache-Control: no-store`, so no browser or
+ * intermediary keeps the secret on disk.
  */
 describe('answers carrying a secret', () => {
   let api: RunningApi;

@@ -1,8 +1,8 @@
 import { isPrivateAddress } from '@app/webhooks';
 
 /**
- * Finding: the SSRF guard parsed IPv6 by hand and let NAT64 local-use, Teredo and 6to4
- * addresses through; each can carry or relay to an internal IPv4 host.
+ * The SSRF guard refuses NAT64 local-use, Teredo and 6to4 addresses: each can carry or relay to
+ * an internal IPv4 host.
  */
 describe('webhook targets in IPv6 transition ranges', () => {
   it.each([

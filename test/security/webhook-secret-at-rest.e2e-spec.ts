@@ -10,8 +10,8 @@ import { eventually, HttpClient } from '../support/http';
 import { isSignedBy, WebhookReceiver } from '../support/webhook-receiver';
 
 /**
- * Finding: webhook signing secrets were stored in plain text, so a database dump or backup
- * let anyone forge deliveries. Now AES-256-GCM under WEBHOOK_SECRET_KEYS, with a key id.
+ * Webhook signing secrets are stored under AES-256-GCM (WEBHOOK_SECRET_KEYS, with a key id), so
+ * a database dump or backup does not let anyone forge deliveries.
  */
 const exec = promisify(execFile);
 const OLD = { id: 'k1', key: randomBytes(32) };

@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AccessModule, AccountsService } from '@app/access';
-import { ConfigModule } from '@app/config';
+import { Clock, ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
@@ -11,7 +11,15 @@ import { RedisModule } from '@app/redis';
  * The service tier: feature modules on the platform (real Postgres and Redis from the test
  * environment), as both apps assemble them, with no HTTP and no worker runtime.
  */
-export async function featureModules(...features: (Type | DynamicModule)[]): Promise<INestApplicationContext> {
+export function featureModules(...features: (Type | DynamicModule)[]): Promise<INestApplicationContext> {
+  return featureModulesAt(new Clock(), ...features);
+}
+
+/** The same, with `clock` as every service's time (a TestClock lets a test choose the instant). */
+export async function featureModulesAt(
+  clock: Clock,
+  ...features: (Type | DynamicModule)[]
+): Promise<INestApplicationContext> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       ConfigModule,
@@ -22,7 +30,10 @@ export async function featureModules(...features: (Type | DynamicModule)[]): Pro
       AccessModule,
       ...features,
     ],
-  }).compile();
+  })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return app;

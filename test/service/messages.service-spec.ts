@@ -1,33 +1,202 @@
+import { createHash } from 'node:crypto';
 import { INestApplicationContext } from '@nestjs/common';
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { MessageProcessingService, MessagesModule, MessagesService } from '@app/messages';
+import { ApiError } from '@app/errors';
+import {
+  MessageProcessingService,
+  MessagesModule,
+  MessagesService,
+  POISON_PREFIX,
+  ProcessMessageJob,
+} from '@app/messages';
 import { featureModules, newAccount } from './feature-modules';
 
-describe('messages (service tier: MessageProcessingService on Postgres, no worker runtime)', () => {
+describe('messages (service tier: MessagesService and MessageProcessingService on Postgres and Redis)', () => {
   let app: INestApplicationContext;
   let db: DataSource;
-  let accountId: number;
+  let messages: MessagesService;
+  let processing: MessageProcessingService;
+  let queue: Queue;
+
+  const notFound = expect.objectContaining<Partial<ApiError>>({ code: 'not_found' });
+  const row = async (id: string) =>
+    (await db.query('SELECT status, attempts, last_error AS "lastError" FROM messages WHERE id = $1', [id]))[0];
+  const events = async (id: string, type: string) =>
+    (await db.query('SELECT count(*)::int AS n FROM events WHERE resource_id = $1 AND type = $2', [id, type]))[0].n;
 
   beforeAll(async () => {
     app = await featureModules(MessagesModule);
     db = app.get(DataSource);
-    accountId = await newAccount(app);
+    messages = app.get(MessagesService);
+    processing = app.get(MessageProcessingService);
+    queue = app.get<Queue>(getQueueToken(ProcessMessageJob.queue));
   });
   afterAll(() => app?.close());
 
-  it('a message in a batch twice, and in a later batch again, is processed once with one event', async () => {
-    const { id } = await app.get(MessagesService).create(accountId, 'hello service tier');
-    const processing = app.get(MessageProcessingService);
-    const job = { messageId: id, finalAttempt: false };
-    expect(await processing.processBatch([job, job])).toEqual([undefined, undefined]);
-    expect(await processing.processBatch([job])).toEqual([undefined]);
+  describe('accepting', () => {
+    it('stores an accepted message as queued with no attempt and answers its id, text and time', async () => {
+      const accountId = await newAccount(app);
+      const accepted = await messages.create(accountId, 'hello');
+      expect(accepted).toEqual({
+        id: expect.any(String),
+        message: 'hello',
+        status: 'queued',
+        createdAt: expect.any(String),
+      });
+      expect(await row(accepted.id)).toEqual({ status: 'queued', attempts: 0, lastError: null });
+      expect(await messages.get(accountId, accepted.id)).toEqual(
+        expect.objectContaining({ id: accepted.id, message: 'hello', createdAt: accepted.createdAt, result: null }),
+      );
+    });
 
-    const [message] = await db.query('SELECT status, attempts FROM messages WHERE id = $1', [id]);
-    expect(message).toEqual({ status: 'processed', attempts: 1 });
-    const [{ n }] = await db.query(
-      `SELECT count(*)::int AS n FROM events WHERE resource_id = $1 AND type = 'message.processed'`,
-      [id],
-    );
-    expect(n).toBe(1);
+    it("queues the message's process job under the message id by the time create returns", async () => {
+      const accountId = await newAccount(app);
+      const { id } = await messages.create(accountId, 'to the queue');
+      const job = await queue.getJob(id);
+      expect(job?.name).toBe(ProcessMessageJob.name);
+      expect(job?.data).toEqual({ accountId, messageId: id });
+    });
+
+    it('stores each of many concurrent accepts once, with one job each', async () => {
+      const accountId = await newAccount(app);
+      const accepted = await Promise.all(Array.from({ length: 30 }, (_, i) => messages.create(accountId, `m${i}`)));
+      const ids = accepted.map((m) => m.id);
+      expect(new Set(ids).size).toBe(30);
+      const [{ n }] = await db.query('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [accountId]);
+      expect(n).toBe(30);
+      expect((await Promise.all(ids.map((id) => queue.getJob(id)))).every((j) => j !== undefined)).toBe(true);
+    });
+
+    it('refuses only the message Postgres cannot store; the others accepted with it are stored', async () => {
+      const accountId = await newAccount(app);
+      // More than the statements allowed in flight at once, so the last ones share a batch.
+      const texts = [...Array.from({ length: 11 }, (_, i) => `fine ${i}`), 'nul \u0000 byte'];
+      const results = await Promise.allSettled(texts.map((t) => messages.create(accountId, t)));
+      expect(results.map((r) => r.status)).toEqual([...Array(11).fill('fulfilled'), 'rejected']);
+      const [{ n }] = await db.query('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [accountId]);
+      expect(n).toBe(11);
+    });
+  });
+
+  describe('reading', () => {
+    let accountId: number;
+    let ids: string[];
+
+    beforeAll(async () => {
+      accountId = await newAccount(app);
+      // Ids order by time of acceptance (by chance within one millisecond): the list's order is the ids'.
+      ids = (await Promise.all(['one', 'two', 'three', 'four'].map((t) => messages.create(accountId, t))))
+        .map((m) => m.id)
+        .sort();
+      await processing.processBatch([{ messageId: ids[1], finalAttempt: false }]);
+    });
+
+    it("answers not_found for another account's message", async () => {
+      const other = await newAccount(app);
+      await expect(messages.get(other, ids[0])).rejects.toEqual(notFound);
+    });
+
+    it('answers not_found for an unknown id', async () => {
+      await expect(messages.get(accountId, 'msg_unknown')).rejects.toEqual(notFound);
+    });
+
+    it('lists oldest first, one row more than the limit to announce the next page', async () => {
+      const page = await messages.list(accountId, { limit: 2 });
+      expect(page.map((m) => m.id)).toEqual(ids.slice(0, 3));
+    });
+
+    it('lists the page after a given id', async () => {
+      const page = await messages.list(accountId, { limit: 10, after: ids[1] });
+      expect(page.map((m) => m.id)).toEqual(ids.slice(2));
+    });
+
+    it('lists newest first when asked', async () => {
+      const page = await messages.list(accountId, { limit: 10, order: 'newest', after: ids[3] });
+      expect(page.map((m) => m.id)).toEqual(ids.slice(0, 3).reverse());
+    });
+
+    it('lists only the messages of the requested status', async () => {
+      const processed = await messages.list(accountId, { limit: 10, status: 'processed' });
+      expect(processed.map((m) => m.id)).toEqual([ids[1]]);
+    });
+
+    it("lists none of another account's messages", async () => {
+      const other = await newAccount(app);
+      await messages.create(other, 'theirs');
+      const page = await messages.list(accountId, { limit: 10 });
+      expect(page.map((m) => m.id)).toEqual(ids);
+    });
+  });
+
+  describe('processing', () => {
+    let accountId: number;
+    const job = (messageId: string, finalAttempt = false) => ({ messageId, finalAttempt });
+    const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+    beforeAll(async () => {
+      accountId = await newAccount(app);
+    });
+
+    it('processes a message: its characters and sha256 as the result, one message.processed event', async () => {
+      const { id } = await messages.create(accountId, 'héllo 🐈');
+      expect(await processing.processBatch([job(id)])).toEqual([undefined]);
+      expect(await messages.get(accountId, id)).toEqual(
+        expect.objectContaining({
+          status: 'processed',
+          attempts: 1,
+          result: { characters: 7, sha256: sha256('héllo 🐈') },
+          processedAt: expect.any(String),
+        }),
+      );
+      expect(await events(id, 'message.processed')).toBe(1);
+    });
+
+    it('processes a message once, with one event, when it is in a batch twice and in a later batch again', async () => {
+      const { id } = await messages.create(accountId, 'twice');
+      expect(await processing.processBatch([job(id), job(id)])).toEqual([undefined, undefined]);
+      expect(await processing.processBatch([job(id)])).toEqual([undefined]);
+      expect(await row(id)).toEqual({ status: 'processed', attempts: 1, lastError: null });
+      expect(await events(id, 'message.processed')).toBe(1);
+    });
+
+    it('puts a rejected message back to queued with its reason, and answers the error, before the last attempt', async () => {
+      const { id } = await messages.create(accountId, `${POISON_PREFIX}retry me`);
+      const [outcome] = await processing.processBatch([job(id)]);
+      expect(outcome).toBeInstanceOf(Error);
+      expect(await row(id)).toEqual({ status: 'queued', attempts: 1, lastError: outcome!.message });
+      expect(await events(id, 'message.failed')).toBe(0);
+    });
+
+    it('fails a rejected message on its last attempt, with its reason and one message.failed event', async () => {
+      const { id } = await messages.create(accountId, `${POISON_PREFIX}give up`);
+      await processing.processBatch([job(id)]);
+      const [outcome] = await processing.processBatch([job(id, true)]);
+      expect(outcome).toBeInstanceOf(Error);
+      expect(await messages.get(accountId, id)).toEqual(
+        expect.objectContaining({
+          status: 'failed',
+          attempts: 2,
+          failureReason: outcome!.message,
+          failedAt: expect.any(String),
+          result: null,
+        }),
+      );
+      expect(await events(id, 'message.failed')).toBe(1);
+    });
+
+    it('answers an error only for the rejected job of a batch and processes the others', async () => {
+      const good = await messages.create(accountId, 'good');
+      const bad = await messages.create(accountId, `${POISON_PREFIX}bad`);
+      const outcomes = await processing.processBatch([job(good.id), job(bad.id)]);
+      expect(outcomes).toEqual([undefined, expect.any(Error)]);
+      expect((await row(good.id)).status).toBe('processed');
+      expect((await row(bad.id)).status).toBe('queued');
+    });
+
+    it('does nothing, without an error, for a message that no longer exists', async () => {
+      expect(await processing.processBatch([job('msg_gone')])).toEqual([undefined]);
+    });
   });
 });

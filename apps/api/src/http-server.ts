@@ -47,13 +47,9 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   socket.destroy(err);
 }
 
-// Express gives every request and response a new prototype (app.request, app.response) and then
-// adds properties to them. V8 does not cache transitions from the hidden class that
-// Object.setPrototypeOf gives an object, so every request got brand-new hidden classes, and every property access on req/res
-// in Express, Nest and our code missed its inline cache: about a quarter of the CPU of
-// GET /v1/pets/{id} under perf. Declaring in the constructor the properties that are added on
-// every request keeps one hidden class per stage; the later writes only fill existing fields.
-// Nothing here may shadow an Express getter (query, path, ip, ...).
+// Express re-prototypes every request and response and then adds properties, which gives each
+// request new hidden classes (docs/internals/decisions.md). Declaring those properties in the
+// constructor keeps one hidden class per stage. Nothing here may shadow an Express getter (query, path, ip, ...).
 
 /**
  * The symbol under which Express's router (2.3) records the matched route on every request. It

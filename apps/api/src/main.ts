@@ -7,11 +7,8 @@ import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { serve } from './http-server';
 
-// Under load nearly everything a request allocates dies young, yet enough survives two
-// scavenges that V8 lets the old generation grow to ~4x the live set (~40 MB) before a full
-// GC: RSS 230-265 MB at 50 connections. Growing it by 2.5x keeps RSS near 200 MB with no
-// throughput change beyond noise; 2x gave 180 MB but ~8% fewer requests/s (interleaved runs,
-// docs/internals/benchmarks.md). V8 reads this flag at each full GC.
+// A full GC before the old generation grows 2.5x bounds the API's RSS at no throughput cost
+// (docs/internals/decisions.md). V8 reads this flag at each full GC.
 setFlagsFromString('--heap-growing-percent=150');
 
 startOrExit('api', async () => {

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AppConfig } from '@app/config';
+import { KeyTags } from './api-key-format';
 import { AccountsService } from './accounts.service';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeysService } from './api-keys.service';
@@ -10,6 +12,7 @@ import { UsageIndex } from './usage-counters';
 /** Who may call, and how much: accounts, API keys and their authentication, plan limits and quotas. */
 @Module({
   providers: [
+    { provide: KeyTags, useFactory: (config: AppConfig) => new KeyTags(config.apiKeyTagKeys), inject: [AppConfig] },
     ApiKeyAuthenticator,
     SharedKeyMemory,
     LegacyKeyPrefixes,

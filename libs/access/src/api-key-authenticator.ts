@@ -65,7 +65,6 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   /** Lookups under way, by key hash: concurrent first requests of a key share one. */
   private readonly inflight = new Map<string, Promise<AuthContext | null>>();
   private readonly lastUsed = new Map<number, number>();
-  private readonly tags: KeyTags;
   private readonly budget: LookupBudget;
   private flushTimer?: NodeJS.Timeout;
   private probeTimer?: NodeJS.Timeout;
@@ -81,8 +80,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     private readonly broadcast: RedisBroadcast,
     private readonly shared: SharedKeyMemory,
     private readonly legacy: LegacyKeyPrefixes,
+    private readonly tags: KeyTags,
   ) {
-    this.tags = new KeyTags(config.apiKeyTagKeys);
     this.budget = new LookupBudget(config.authLookup.concurrency, config.authLookup.ratePerSecond);
   }
 

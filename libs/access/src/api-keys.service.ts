@@ -85,7 +85,6 @@ export function toApiKeyView(k: ApiKey): ApiKeyView {
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger(ApiKeysService.name);
-  private readonly tags: KeyTags;
 
   constructor(
     private readonly tx: TransactionService,
@@ -96,9 +95,8 @@ export class ApiKeysService {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly redisBroadcast: RedisBroadcast,
     private readonly shared: SharedKeyMemory,
-  ) {
-    this.tags = new KeyTags(config.apiKeyTagKeys);
-  }
+    private readonly tags: KeyTags,
+  ) {}
 
   /**
    * Validated here too (not only by the API's DTO): the operator CLI calls it directly. Over the

@@ -61,10 +61,8 @@ const fallbackDecisions = new Counter({
  * If Redis fails, a per-process limiter with the same windows answers until it returns.
  *
  * The calls of one event-loop turn are sent as one script call per account (its keys share
- * one Cluster hash tag), applied in order inside Redis as separate calls would be. Under load a
- * turn holds many requests of the same account; one command per request cost the API ~15 us
- * of CPU each (ioredis's command objects, and the young-generation garbage collections they
- * caused: perf, docs/internals/benchmarks.md) and Redis ~5 us each.
+ * one Cluster hash tag), applied in order inside Redis as separate calls would be: one command
+ * per request cost more CPU than the rest of the check (docs/internals/decisions.md).
  */
 @Injectable()
 export class PlanRateLimiter {

@@ -35,9 +35,8 @@ const schema = z.object({
     .url()
     .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
     .default('postgres://postgres@127.0.0.1:5432/petstore'),
-  // Measured (docs/internals/benchmarks.md): orders ran ~25% faster with 20 than with 10 at 50 connections; reads the same.
   DATABASE_POOL_SIZE: positiveInt.default(20),
-  // A worker waits on Redis and webhook receivers far more than on Postgres: 3 sustained 349 msg/s.
+  // A worker waits on Redis and webhook receivers far more than on Postgres.
   WORKER_DATABASE_POOL_SIZE: positiveInt.default(5),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10_000),
   // PgBouncer (or another pooler) in transaction mode: no session state, no named statements.

@@ -90,10 +90,8 @@ export function rootLogger(config: AppConfig, app: string): Logger {
 /**
  * The access log: one line per answered request with its id, method, path, status and
  * duration, and deliberately no headers or query string, so the Authorization header never
- * reaches a log line. (pino-http plus nestjs-pino did this with a child logger per request
- * bound through AsyncLocalStorage; on Node 20 that costs about a third of the API's CPU per
- * request, measured with `npm run bench`. Lines logged inside a request name its id
- * explicitly instead, as the exception filter does.)
+ * reaches a log line. No child logger per request (docs/internals/decisions.md): lines logged
+ * inside a request name its id explicitly, as the exception filter does.
  */
 export function accessLog(logger: Logger) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {

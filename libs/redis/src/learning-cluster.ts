@@ -10,21 +10,10 @@ type LegacyClusterOptions = ClusterOptions & {
 /**
  * A Redis Cluster client that starts again from every node it has seen, not only from its seeds.
  *
- * ioredis starts a cluster client from its startup nodes, and starts again from them whenever it
- * has lost every connection; `duplicate()`, which BullMQ calls for each worker's blocking reads,
- * copies them too. Once the seeds were masters since killed, such a copy never connected again
- * and its queue was no longer consumed (the Redis Cluster test, about 1 run in 10). Here the
- * client and its copies share one list of startup nodes: the seeds, then the cluster's nodes as
- * of the last slots refresh (replaced, not added to, so nodes long gone do not pile up). ioredis
- * keeps the array it is given rather than a copy of it, which is what lets the list change:
- * test/service/redis-cluster-client.service-spec.ts fails if it ever copies.
- *
- * Rechecked for ioredis 6, which still has no option for this. Its one documented hook,
- * `clusterRetryStrategy` replacing `this.startupNodes`, is consulted only after a connection
- * loss the client did not ask for; BullMQ 6 restarts a cluster's blocking copy with
- * `disconnect()` then `connect()`, which reads the startup nodes as they are and then ends
- * ("None of startup nodes is available"): the service spec above fails with that hook in
- * place of this class (docs/operations-at-scale.md).
+ * ioredis restarts a client, and every `duplicate()` BullMQ makes, from its seeds only; with the
+ * seeds gone, a copy never reconnects (docs/internals/decisions.md). Here the client and its
+ * copies share one list: the seeds, then the nodes of the last slots refresh. This relies on
+ * ioredis keeping the array it is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
  */
 export class LearningCluster extends Cluster {
   /** `startup` begins with the seeds, `seeds` long; the rest is what the client learnt. */
@@ -48,7 +37,10 @@ export class LearningCluster extends Cluster {
   /** A copy on the same list of startup nodes (unless it is given its own). */
   override duplicate(overrideStartupNodes: Address[] = [], overrideOptions: ClusterOptions = {}): Cluster {
     if (overrideStartupNodes.length) return super.duplicate(overrideStartupNodes, overrideOptions);
-    return new LearningCluster(this.startup, this.seeds, { ...this.options, ...overrideOptions } as LegacyClusterOptions);
+    return new LearningCluster(this.startup, this.seeds, {
+      ...this.options,
+      ...overrideOptions,
+    } as LegacyClusterOptions);
   }
 
   private learn(): void {

@@ -17,8 +17,7 @@ function noneMatchHits(header: string | undefined, tag: string): boolean {
  * For single-record reads and writes: sets `ETag` and returns the JSON text it was computed
  * from, which the handler answers with (serialised once); a read whose If-None-Match names
  * the tag gets 304 and no body. Express's own etag is disabled app-wide: only these answers
- * carry one. A function the handler calls rather than an interceptor: Nest's interceptor chain
- * cost a fifth of the instructions of GET /pets/{petId} (docs/internals/benchmarks.md).
+ * carry one. A call in the handler, not an interceptor (docs/internals/decisions.md).
  */
 export function taggedJson(res: Response, representation: object): string | undefined {
   const json = JSON.stringify(representation);

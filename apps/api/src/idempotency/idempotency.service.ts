@@ -27,8 +27,7 @@ function headersAddedSince(res: Response, before: Headers): Headers {
  * 400s (rejected input: nothing was done) are not stored, so the key can be used again. An
  * answer holding a secret (`secret: true`) is replayed only to the API key that made the first
  * request; another key of the account gets 422, so a key cannot read a secret issued to another.
- * A call in the handler rather than an interceptor: Nest's interceptor chain ran on every
- * request, with or without the header, and cost ~15% of the instructions of POST /v1/messages.
+ * A call in the handler, not an interceptor, so a request without the header pays nothing.
  */
 @Injectable()
 export class IdempotencyService {
