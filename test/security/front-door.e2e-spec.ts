@@ -7,7 +7,8 @@ import {
   keyFormat,
   LegacyKeyPrefixes,
 } from '@app/access';
-import { preparedQuery, Scope } from '@app/database';
+import { Scope } from '@app/access';
+import { preparedQuery } from '@app/database';
 import { REDIS, RedisClient } from '@app/redis';
 import { expectErrorBody } from '../support/expect-error';
 import { HttpClient } from '../support/http';

@@ -5,7 +5,7 @@ import { RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AccountsService } from '@app/access';
 import { AppConfig, Clock, loadConfig } from '@app/config';
-import { Plan } from '@app/database';
+import { Plan } from '@app/access';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
 import { createApiServer } from '../../apps/api/src/http-server';

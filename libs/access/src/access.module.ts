@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { KeyTags } from './api-key-format';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountEntity } from './account.entity';
 import { AccountsService } from './accounts.service';
+import { ApiKeyEntity } from './api-key.entity';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeysService } from './api-keys.service';
 import { LegacyKeyPrefixes } from './legacy-key-prefixes';
@@ -11,6 +14,7 @@ import { UsageIndex } from './usage-counters';
 
 /** Who may call, and how much: accounts, API keys and their authentication, plan limits and quotas. */
 @Module({
+  imports: [TypeOrmModule.forFeature([AccountEntity, ApiKeyEntity])],
   providers: [
     { provide: KeyTags, useFactory: (config: AppConfig) => new KeyTags(config.apiKeyTagKeys), inject: [AppConfig] },
     ApiKeyAuthenticator,

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Account, Plan, PLANS, preparedQuery } from '@app/database';
+import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { TransactionService } from '@app/events';
+import { AccountEntity, Plan, PLANS } from './account.entity';
 import { ApiKeysService, IssuedApiKey, OWNER_SCOPES } from './api-keys.service';
 
 const ACCOUNT_COLUMNS = `id, name, plan, limit_per_minute AS "limitPerMinute", limit_per_day AS "limitPerDay",
@@ -23,10 +24,10 @@ export class AccountsService {
   ) {}
 
   /** Creates the account and its first key (the owner's: it can manage keys) in one transaction. */
-  async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: Account; key: IssuedApiKey }> {
+  async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: AccountEntity; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
     const created = await this.tx.run(async (tx) => {
-      const [account] = await preparedQuery<Account>(
+      const [account] = await preparedQuery<AccountEntity>(
         tx.manager,
         `INSERT INTO accounts (name, plan, limit_per_minute, limit_per_day) VALUES ($1, $2, $3, $4)
          RETURNING ${ACCOUNT_COLUMNS}`,
@@ -38,9 +39,9 @@ export class AccountsService {
     return { ...created, key: await this.keys.primed(created.key) };
   }
 
-  async setPlan(accountId: number, plan: Plan, limits: AccountLimits = {}): Promise<Account> {
+  async setPlan(accountId: number, plan: Plan, limits: AccountLimits = {}): Promise<AccountEntity> {
     const checked = checkPlan(plan, limits);
-    const [account] = await preparedQuery<Account>(
+    const [account] = await preparedQuery<AccountEntity>(
       this.dataSource,
       `UPDATE accounts SET plan = $2, limit_per_minute = $3, limit_per_day = $4 WHERE id = $1
        RETURNING ${ACCOUNT_COLUMNS}`,
@@ -52,16 +53,16 @@ export class AccountsService {
   }
 
   /** Accounts by id, `limit` of them after `afterId` (operator CLI). */
-  list(limit: number, afterId = 0): Promise<Account[]> {
-    return preparedQuery<Account>(
+  list(limit: number, afterId = 0): Promise<AccountEntity[]> {
+    return preparedQuery<AccountEntity>(
       this.dataSource,
       `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`,
       [afterId, limit],
     );
   }
 
-  async get(accountId: number): Promise<Account> {
-    const [found] = await preparedQuery<Account>(
+  async get(accountId: number): Promise<AccountEntity> {
+    const [found] = await preparedQuery<AccountEntity>(
       this.dataSource,
       `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`,
       [accountId],

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig, Clock } from '@app/config';
-import { ApiKey, preparedQuery, Scope, SCOPES } from '@app/database';
+import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
 import { TransactionService, Tx } from '@app/events';
+import { ApiKeyEntity, Scope, SCOPES } from './api-key.entity';
 import { assertWithinQuota } from './quotas';
 import { handOverBan } from './rate-limit-subject';
 import { REDIS, RedisBroadcast, RedisClient } from '@app/redis';
@@ -38,6 +39,7 @@ export type OperatorApiKeyView = ApiKeyView & { revokedAt: string | null };
 const KEY_COLUMNS = `k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_hash AS "keyHash", k.scopes,
   k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.rotated_out_at AS "rotatedOutAt",
   k.last_used_at AS "lastUsedAt", k.created_at AS "createdAt"`;
+type ApiKeyRow = Omit<ApiKeyEntity, 'tagged'>;
 
 /** A key that still works at $now: not revoked, not past its expiry, not past the end of a rotation grace. */
 const ACTIVE = (now: string) =>
@@ -59,7 +61,7 @@ export const OWNER_SCOPES: Scope[] = ['read', 'write', 'admin'];
 export type Caller = Pick<AuthContext, 'keyId' | 'scopes'>;
 
 /** Whether `parent` could have made a key with these scopes and this expiry (null: never expires). */
-function lineage(parent: ApiKey, scopes: Scope[], expiresAt: Date | null): { missing: Scope[]; tooLate: boolean } {
+function lineage(parent: ApiKeyRow, scopes: Scope[], expiresAt: Date | null): { missing: Scope[]; tooLate: boolean } {
   return {
     missing: scopes.filter((s) => !parent.scopes.includes(s)),
     tooLate: parent.expiresAt !== null && (expiresAt === null || expiresAt.getTime() > parent.expiresAt.getTime()),
@@ -68,7 +70,7 @@ function lineage(parent: ApiKey, scopes: Scope[], expiresAt: Date | null): { mis
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export function toApiKeyView(k: ApiKey): ApiKeyView {
+export function toApiKeyView(k: ApiKeyRow): ApiKeyView {
   return {
     id: k.id,
     name: k.name,
@@ -146,7 +148,7 @@ export class ApiKeysService {
 
   async list(accountId: number, caller?: Caller): Promise<ApiKeyView[]> {
     if (caller) assertManages(caller);
-    const keys = await preparedQuery<ApiKey>(
+    const keys = await preparedQuery<ApiKeyRow>(
       this.dataSource,
       `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 AND ${ACTIVE('$2')} ORDER BY k.id`,
       [accountId, this.clock.now()],
@@ -175,7 +177,7 @@ export class ApiKeysService {
 
   /** Every key of the account, revoked, expired and rotated-out ones included (operator CLI). */
   async listAll(accountId: number): Promise<OperatorApiKeyView[]> {
-    const keys = await preparedQuery<ApiKey>(
+    const keys = await preparedQuery<ApiKeyRow>(
       this.dataSource,
       `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id`,
       [accountId],
@@ -292,7 +294,7 @@ export class ApiKeysService {
   /** Creates a key inside the caller's unit of work; the secret is in the answer and nowhere else. */
   async issue(tx: Tx, accountId: number, input: NewApiKey): Promise<IssuedApiKey> {
     const secret = generateApiKey(this.tags);
-    const [key] = await preparedQuery<ApiKey>(
+    const [key] = await preparedQuery<ApiKeyRow>(
       tx.manager,
       `INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at, tagged)
        VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${KEY_COLUMNS}`,
@@ -310,8 +312,8 @@ export class ApiKeysService {
     return { ...view, secret };
   }
 
-  private async findActive(tx: Tx, accountId: number, keyId: number): Promise<ApiKey> {
-    const [k] = await preparedQuery<ApiKey>(
+  private async findActive(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
+    const [k] = await preparedQuery<ApiKeyRow>(
       tx.manager,
       `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')} FOR UPDATE`,
       [keyId, accountId, this.clock.now()],
@@ -325,11 +327,11 @@ export class ApiKeysService {
    * serialised (two keys revoking each other cannot both pass the last-admin check), and a
    * caller rotated out or revoked since its request was authenticated is refused.
    */
-  private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKey> {
+  private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
     // NO KEY UPDATE: unlike FOR UPDATE it leaves alone the key-share locks that inserts of the
     // account's other rows (pets, orders, events) take through their foreign key.
     await preparedQuery(tx.manager, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId]);
-    const [me] = await preparedQuery<ApiKey>(
+    const [me] = await preparedQuery<ApiKeyRow>(
       tx.manager,
       `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')}`,
       [keyId, accountId, this.clock.now()],
@@ -345,7 +347,7 @@ export class ApiKeysService {
   }
 
   /** Whether `k` is a manager and no other manager of the account is left. */
-  private async isLastManager(tx: Tx, accountId: number, k: ApiKey): Promise<boolean> {
+  private async isLastManager(tx: Tx, accountId: number, k: ApiKeyRow): Promise<boolean> {
     if (!k.scopes.includes('admin') || k.rotatedOutAt) return false;
     const [other] = await preparedQuery(
       tx.manager,
@@ -364,7 +366,7 @@ export function assertManages(caller: Caller): void {
 }
 
 /** A key rotates or revokes only keys it could have made. */
-function assertCovers(manager: ApiKey, target: ApiKey, verb: 'rotate' | 'revoke'): void {
+function assertCovers(manager: ApiKeyRow, target: ApiKeyRow, verb: 'rotate' | 'revoke'): void {
   const { missing, tooLate } = lineage(manager, target.scopes, target.expiresAt);
   if (missing.length || tooLate) {
     throw new ApiError(

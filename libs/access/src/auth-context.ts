@@ -1,4 +1,5 @@
-import type { Plan, Scope } from '@app/database';
+import type { Plan } from './account.entity';
+import type { Scope } from './api-key.entity';
 
 /** Who is calling: set on the request by the API-key middleware once the key checks out. */
 export interface AuthContext {

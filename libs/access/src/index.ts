@@ -1,3 +1,5 @@
+export * from './account.entity';
+export * from './api-key.entity';
 export * from './api-key-format';
 export * from './auth-context';
 export * from './api-key-authenticator';

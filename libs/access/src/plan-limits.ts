@@ -1,4 +1,4 @@
-import type { Plan } from '@app/database';
+import type { Plan } from './account.entity';
 
 export interface Limits {
   perMinute: number;

@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
-import type { Plan } from '@app/database';
 import { ApiError } from '@app/errors';
 import { preparedQuery } from '@app/database';
+import type { Plan } from './account.entity';
 
 /** How many of each resource an account may hold at once. */
 export interface Quotas {

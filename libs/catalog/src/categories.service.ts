@@ -4,13 +4,7 @@ import { ApiError, assertIfMatch } from '@app/errors';
 import { isUniqueViolation, Page, preparedQuery } from '@app/database';
 import { TransactionService, Tx } from '@app/events';
 import { CategoryUpdate, NewCategory } from './inputs';
-import { CategoryView } from './views';
-
-interface CategoryRow {
-  id: number;
-  name: string;
-  description: string | null;
-}
+import { CATEGORY_COLUMNS, CategoryRow, CategoryView } from './views';
 
 function toView(row: CategoryRow): CategoryView {
   return row.description === null ? { id: row.id, name: row.name } : { ...row, description: row.description };
@@ -31,7 +25,7 @@ export class CategoriesService {
   async list(accountId: number, q: Page): Promise<CategoryView[]> {
     const rows: CategoryRow[] = await preparedQuery(
       this.dataSource,
-      `SELECT id, name, description FROM categories WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      `SELECT ${CATEGORY_COLUMNS} FROM categories WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
       [accountId, q.after ?? 0, q.limit + 1],
     );
     return rows.map(toView);
@@ -45,7 +39,7 @@ export class CategoriesService {
     return this.transactions.run(async (tx) => {
       const [row] = await preparedQuery<CategoryRow>(
         tx.manager,
-        `INSERT INTO categories (account_id, name, description) VALUES ($1, $2, $3) RETURNING id, name, description`,
+        `INSERT INTO categories (account_id, name, description) VALUES ($1, $2, $3) RETURNING ${CATEGORY_COLUMNS}`,
         [accountId, dto.name, dto.description ?? null],
       ).catch((err: unknown) => {
         throw duplicateName(err) ? CATEGORY_EXISTS() : err;
@@ -61,7 +55,7 @@ export class CategoriesService {
       const [row] = await preparedQuery<CategoryRow>(
         tx.manager,
         `UPDATE categories SET name = $3, description = $4, updated_at = now()
-           WHERE account_id = $1 AND id = $2 RETURNING id, name, description`,
+           WHERE account_id = $1 AND id = $2 RETURNING ${CATEGORY_COLUMNS}`,
         [
           accountId,
           id,
@@ -100,7 +94,7 @@ export class CategoriesService {
   ): Promise<CategoryRow> {
     const [row]: CategoryRow[] = await preparedQuery(
       manager,
-      `SELECT id, name, description FROM categories WHERE account_id = $1 AND id = $2 ${lock}`,
+      `SELECT ${CATEGORY_COLUMNS} FROM categories WHERE account_id = $1 AND id = $2 ${lock}`,
       [accountId, id],
     );
     if (!row) throw ApiError.notFound('Category');

@@ -1,3 +1,5 @@
+export * from './category.entity';
+export * from './pet.entity';
 export * from './inputs';
 export * from './views';
 export * from './pet-status';

@@ -1,4 +1,5 @@
-import { Page, PetStatus } from '@app/database';
+import { Page } from '@app/database';
+import { PetStatus } from './pet.entity';
 
 /** What the catalog services take: the API's DTOs validate and satisfy these. */
 export interface NewPet {

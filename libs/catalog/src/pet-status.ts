@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { PetStatus, preparedQuery } from '@app/database';
+import { preparedQuery } from '@app/database';
+import { PetStatus } from './pet.entity';
 import { ApiError } from '@app/errors';
 import { Tx } from '@app/events';
 import { PET_COLUMNS, PetRow, toPetView } from './views';

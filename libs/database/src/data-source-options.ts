@@ -24,7 +24,7 @@ export function dataSourceOptions(
   return {
     type: 'postgres',
     url,
-    // No entities: every feature reads and writes through preparedQuery (docs/internals/architecture.md).
+    // The feature modules add their entities (DatabaseModule); entities describe, migrations change the schema.
     entities: [],
     migrations: MIGRATIONS,
     migrationsTransactionMode: 'each',

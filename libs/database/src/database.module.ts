@@ -20,6 +20,8 @@ export class DatabaseModule {
             useNamedStatements(!config.databaseTransactionPooler);
             return {
               ...dataSourceOptions(config, role),
+              // Each feature module registers its tables' entities (TypeOrmModule.forFeature).
+              autoLoadEntities: true,
               // The pool reconnects by itself; Nest's retry loop would only delay start-up.
               retryAttempts: 0,
             };

@@ -1,4 +1,4 @@
-export * from './rows';
+export * from './json-row';
 export * from './migrations';
 export * from './data-source-options';
 export * from './ensure-database';
@@ -8,5 +8,7 @@ export * from './transaction-runner';
 export * from './group-commit';
 export * from './page';
 export * from './sql';
+export * from './entity-columns';
+export * from './schema-exceptions';
 export * from './postgres-errors';
 export * from './read-replicas';

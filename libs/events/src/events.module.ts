@@ -1,4 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DomainEventEntity } from './domain-event.entity';
+import { EventSequenceEntity } from './event-sequence.entity';
 import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
@@ -10,6 +13,7 @@ import { TransactionService } from './transaction.service';
  */
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity])],
   providers: [TransactionService, EventsService, EventsSweepSource, EventsRetentionSource],
   exports: [TransactionService, EventsService],
 })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { accountFeedPage, DomainEvent, FeedOrder, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
+import { accountFeedPage, FeedOrder, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES } from './domain-event-types';
-import { EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
+import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
 /** A page of the event log, optionally of one event type. */
 export interface EventListQuery {

@@ -1,3 +1,5 @@
+export * from './domain-event.entity';
+export * from './event-sequence.entity';
 export * from './domain-event-types';
 export * from './event.jobs';
 export * from './events.service';

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
-import { dataSourceOptions, migrate, newMessageId, TransactionRunner } from '@app/database';
+import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
+import { newMessageId } from '@app/messages';
 import { OutboxService, stagedJob } from '@app/jobs';
 import { ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';

@@ -1,3 +1,4 @@
+export * from './outbox.entity';
 export * from './queue-names';
 export * from './job-definition';
 export * from './job-run';

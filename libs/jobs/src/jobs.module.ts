@@ -1,8 +1,10 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { JobHandlers } from './job-handlers';
 import { LostJobSweepService } from './lost-job-sweep.service';
+import { OutboxEntity } from './outbox.entity';
 import { OutboxRelayService } from './outbox-relay.service';
 import { OutboxService } from './outbox.service';
 import { QueueErrors } from './queue-errors';
@@ -33,6 +35,7 @@ export class JobsModule {
         }),
         BullModule.registerQueue(...Object.values(QueueName).map((name) => ({ name, prefix: queuePrefix(name) }))),
         DiscoveryModule,
+        TypeOrmModule.forFeature([OutboxEntity]),
       ],
       providers: [
         QueueHandshake,

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { Message, preparedQuery, toMessageView } from '@app/database';
+import { preparedQuery } from '@app/database';
 import { describe } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
+import { Message, toMessageView } from './views';
 
 /** How long the first job of a batch waits for others: well under the lag budget, a few Redis round trips. */
 const BATCH_WAIT_MS = 5;

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MessageEntity } from './message.entity';
 import { MessageProcessingService } from './message-processing.service';
 import { MessagesService } from './messages.service';
 import { MessagesRetentionSource } from './messages.retention';
@@ -6,6 +8,7 @@ import { MessagesSweepSource } from './messages.sweep';
 
 /** Messages: accepted by the API (MessagesService), processed by the worker (MessageProcessingService). */
 @Module({
+  imports: [TypeOrmModule.forFeature([MessageEntity])],
   providers: [MessagesService, MessageProcessingService, MessagesSweepSource, MessagesRetentionSource],
   exports: [MessagesService, MessageProcessingService],
 })

@@ -1,25 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
-import {
-  accountFeedPage,
-  FeedOrder,
-  Message,
-  MessageStatus,
-  MessageView,
-  newMessageId,
-  preparedQuery,
-  raw,
-  sql,
-  toMessageView,
-} from '@app/database';
+import { accountFeedPage, FeedOrder, preparedQuery, raw, sql } from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { TransactionService } from '@app/events';
 import { stagedJob } from '@app/jobs';
 import { GroupCommit } from '@app/database';
 import { MESSAGE_COLUMNS } from './message-processing.service';
+import { MessageStatus, newMessageId } from './message.entity';
 import { ProcessMessageJob } from './message.jobs';
+import { Message, MessageView, toMessageView } from './views';
 
 export interface AcceptedMessage {
   id: string;

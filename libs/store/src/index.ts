@@ -1,3 +1,4 @@
+export * from './order.entity';
 export * from './inputs';
 export * from './views';
 export * from './store.jobs';

@@ -1,4 +1,5 @@
-import { Page, PetStatus } from '@app/database';
+import { PetStatus } from '@app/catalog';
+import { Page } from '@app/database';
 
 /** What the store services take: the API's DTOs validate and satisfy these. */
 export interface NewOrder {

@@ -1,5 +1,5 @@
-import { PetStatus } from '@app/database';
-import { PetRow } from '@app/catalog';
+import { PetRow, PetStatus } from '@app/catalog';
+import { OrderEntity } from './order.entity';
 
 /** The interface's InventoryItem model. */
 export interface InventoryItemView {
@@ -21,16 +21,9 @@ export interface OrderView {
   complete: boolean;
 }
 
-export interface OrderRow {
-  id: number;
-  petId: number;
-  quantity: number;
-  shipDate: Date | null;
-  complete: boolean;
-}
-
 /** Columns of an OrderRow, for an orders table aliased `o`. */
 export const ORDER_COLUMNS = `o.id, o.pet_id AS "petId", o.quantity, o.ship_date AS "shipDate", o.complete`;
+export type OrderRow = Pick<OrderEntity, 'id' | 'petId' | 'quantity' | 'shipDate' | 'complete'>;
 
 export function toOrderView(o: OrderRow): OrderView {
   const view: OrderView = { id: o.id, petId: o.petId, quantity: o.quantity, complete: o.complete };

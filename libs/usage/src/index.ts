@@ -1,3 +1,5 @@
+export * from './usage-minute.entity';
+export * from './usage-hour.entity';
 export * from './usage-time';
 export * from './usage.jobs';
 export * from './usage-history.service';

@@ -1,3 +1,5 @@
+import type { UsageCounts } from './usage-minute.entity';
+
 /** Usage buckets are UTC minutes, hours and days. */
 export type UsageGranularity = 'minute' | 'hour' | 'day';
 
@@ -9,12 +11,8 @@ export const GRANULARITY_MS: Record<UsageGranularity, number> = { minute: MINUTE
 export const bucketStart = (ms: number, granularity: UsageGranularity) =>
   Math.floor(ms / GRANULARITY_MS[granularity]) * GRANULARITY_MS[granularity];
 
-/** Counts of one usage hash (usage-counters.ts in @app/access), per key id. */
-export interface KeyCounts {
-  admitted: number;
-  refused: number;
-  bans: number;
-}
+/** Counts of one usage hash (usage-counters.ts in @app/access), per key id: the counters of a usage row. */
+export type KeyCounts = Pick<UsageCounts, 'admitted' | 'refused' | 'bans'>;
 
 /** `{ '<keyId>:a': '3', ... }` as Redis answers HGETALL, by key id. */
 export function countsByKey(hash: Record<string, string>): Map<number, KeyCounts> {

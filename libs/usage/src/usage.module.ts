@@ -1,6 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsageAggregationService } from './usage-aggregation.service';
 import { UsageHistoryService } from './usage-history.service';
+import { UsageHourEntity } from './usage-hour.entity';
+import { UsageMinuteEntity } from './usage-minute.entity';
 import { UsageHoursRetentionSource, UsageMinutesRetentionSource } from './usage.retention';
 
 /**
@@ -12,6 +15,7 @@ export class UsageModule {
   static register(role: 'api' | 'worker'): DynamicModule {
     return {
       module: UsageModule,
+      imports: [TypeOrmModule.forFeature([UsageMinuteEntity, UsageHourEntity])],
       providers: [
         UsageHistoryService,
         ...(role === 'worker' ? [UsageAggregationService, UsageMinutesRetentionSource, UsageHoursRetentionSource] : []),

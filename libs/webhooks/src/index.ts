@@ -1,3 +1,5 @@
+export * from './webhook.entity';
+export * from './webhook-delivery.entity';
 export * from './address-guard';
 export * from './signature';
 export * from './views';

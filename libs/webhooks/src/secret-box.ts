@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { SecretKey } from '@app/config';
-import { preparedQuery, SealedWebhook } from '@app/database';
+import { preparedQuery } from '@app/database';
+import type { WebhookEntity } from './webhook.entity';
 
 const FORMAT = 'v1';
 const IV_BYTES = 12; // GCM's standard nonce size; random per seal (2^-32 collision risk only after ~2^32 seals per key)
@@ -69,7 +70,7 @@ export async function resealWebhookSecrets(
   box: WebhookSecretBox,
   webhookId?: number,
 ): Promise<number> {
-  const rows = await preparedQuery<Pick<SealedWebhook, 'id' | 'accountId' | 'secret' | 'previousSecret'>>(
+  const rows = await preparedQuery<Pick<WebhookEntity, 'id' | 'accountId' | 'secret' | 'previousSecret'>>(
     manager,
     `SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
       WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,

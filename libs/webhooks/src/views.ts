@@ -1,8 +1,10 @@
-import { Webhook } from '@app/database';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookEntity, WebhookStatus } from './webhook.entity';
 
 /** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
 export const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt"`;
+export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
 
 /** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
 export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
@@ -10,6 +12,7 @@ export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id
   d.last_duration_ms AS "lastDurationMs", d.last_response_excerpt AS "lastResponseExcerpt", d.resend_of AS "resendOf",
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
   d.created_at AS "createdAt"`;
+export type WebhookDelivery = Omit<WebhookDeliveryEntity, 'traceparent'>;
 
 /** A webhook as API users see it: never its secret. */
 export interface WebhookView {
@@ -17,7 +20,7 @@ export interface WebhookView {
   url: string;
   events: string[];
   description: string | null;
-  status: 'active' | 'disabled';
+  status: WebhookStatus;
   disabledAt: string | null;
   /** Until then deliveries also carry a signature under the secret the last rotation replaced. */
   previousSecretExpiresAt: string | null;

@@ -1,24 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import {
-  DomainEvent,
-  GroupCommit,
-  JsonRow,
-  preparedQuery,
-  SealedWebhook,
-  Webhook,
-  WebhookDelivery,
-} from '@app/database';
+import { GroupCommit, JsonRow, preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
-import { EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } from '@app/events';
+import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } from '@app/events';
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
 import { legacySignatureHeader, standardWebhookHeaders } from './signature';
 import { DeliverWebhookJob } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
-import { DELIVERY_COLUMNS, toWebhookView, WEBHOOK_COLUMNS } from './views';
+import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery } from './views';
+import type { WebhookEntity } from './webhook.entity';
 import { SendResult, WebhookSender } from './webhook-sender';
 
 type DeliveryJob = JobPayload<typeof DeliverWebhookJob>;
@@ -28,7 +21,7 @@ type WebhookRef = Pick<Webhook, 'id' | 'accountId'>;
 /** A delivery with what sending it takes, read in one statement. */
 interface DeliveryToSend extends WebhookDelivery {
   webhook: Pick<
-    SealedWebhook,
+    WebhookEntity,
     'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
   >;
   /** Null for a test delivery. */

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventFanOutService } from './event-fan-out.service';
 import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
+import { WebhookEntity } from './webhook.entity';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookFairShare } from './webhook-fair-share';
@@ -10,6 +13,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
 @Module({
+  imports: [TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity])],
   providers: [
     WebhooksService,
     EventFanOutService,

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { FeedOrder, Page, preparedQuery, ReadReplicas, Webhook, WebhookDelivery } from '@app/database';
+import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
 import { DomainEventType, isAdminEventType, TransactionService } from '@app/events';
 import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
-import { DELIVERY_COLUMNS, toWebhookView, WEBHOOK_COLUMNS, WebhookView } from './views';
+import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery, WebhookView } from './views';
 import { DeliverWebhookJob } from './webhook.jobs';
 
 /** A new subscription, as the API's DTO validates it. */

@@ -14,7 +14,7 @@ import {
   rateLimitHeaders,
   RateLimitSubject,
 } from '@app/access';
-import type { Scope } from '@app/database';
+import type { Scope } from '@app/access';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
 import type { OwnBudget, RoutePolicy, RouteScope } from './route-policy.decorator';
 import type { RouteTable } from './route-table';

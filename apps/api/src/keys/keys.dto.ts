@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { MAX_ROTATION_GRACE_SECONDS } from '@app/access';
-import { SCOPES, Scope } from '@app/database';
+import { SCOPES, Scope } from '@app/access';
 import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
 
 @ApiSchema({ name: 'NewApiKey' })

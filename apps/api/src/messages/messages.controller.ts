@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestj
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
-import { MessageView } from '@app/database';
+import { MessageView } from '@app/messages';
 import { LINK_HEADER, page } from '../common/pagination';
 import { Auth } from '../gate/auth.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';

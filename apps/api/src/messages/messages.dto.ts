@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, ValidateBy } from 'class-validator';
 import { IsOptional } from '@app/errors';
-import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/database';
+import { MESSAGE_ID_PATTERN, MESSAGE_MAX_LENGTH, MESSAGE_STATUSES, MessageStatus } from '@app/messages';
 import { FeedOrderQuery, PageLimit } from '../common/pagination';
 
 const ID_EXAMPLE = 'msg_019a9c4e2f10b7d3e8a41c5f9e02';

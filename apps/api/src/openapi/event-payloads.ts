@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PET_STATUSES, PetStatus } from '@app/database';
+import { PET_STATUSES, PetStatus } from '@app/catalog';
 import { DomainEventType } from '@app/events';
 import { PetSchema } from '../pets/pets.dto';
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { PET_STATUSES, PetStatus } from '@app/database';
+import { PET_STATUSES, PetStatus } from '@app/catalog';
 import { IsOptional, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 import { references } from '../openapi/api-errors.decorator';
 import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';

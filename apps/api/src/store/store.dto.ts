@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsISO8601, Max, Min } from 'class-validator';
 import { IsOptional } from '@app/errors';
-import { PET_STATUSES, PetStatus } from '@app/database';
+import { PET_STATUSES, PetStatus } from '@app/catalog';
 import { references } from '../openapi/api-errors.decorator';
 import { BooleanParam, IntParam, PageQuery } from '../common/pagination';
 

@@ -1,0 +1,41 @@
+import { Column, Entity } from 'typeorm';
+import { IdentityKey, Timestamp } from '@app/database';
+
+/**
+ * One state change of one resource, written in the transaction that made the change.
+ * Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone.
+ */
+@Entity({ name: 'events', synchronize: false })
+export class DomainEventEntity {
+  @IdentityKey('events')
+  id!: number;
+
+  @Column('bigint', { name: 'account_id' })
+  accountId!: number;
+
+  @Column('text')
+  type!: string;
+
+  @Column('text', { name: 'resource_type' })
+  resourceType!: string;
+
+  @Column('text', { name: 'resource_id' })
+  resourceId!: string;
+
+  /** 1, 2, 3... per resource, so a consumer can order and de-duplicate what it receives. */
+  @Column('integer')
+  sequence!: number;
+
+  @Column('jsonb')
+  data!: Record<string, unknown>;
+
+  @Timestamp('created_at')
+  createdAt!: Date;
+
+  /** False until the event's webhook deliveries are written. */
+  @Column('boolean', { name: 'fanned_out', default: true })
+  fannedOut!: boolean;
+
+  @Column('text', { nullable: true })
+  traceparent!: string | null;
+}

@@ -1,0 +1,67 @@
+import { Check, Column, Entity } from 'typeorm';
+import { IdentityKey, isIn, Timestamp } from '@app/database';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One event (or test ping, eventId null) to one webhook, with its attempts so far.
+ * Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone.
+ */
+@Entity({ name: 'webhook_deliveries', synchronize: false })
+@Check('webhook_deliveries_status_check', isIn('status', DELIVERY_STATUSES))
+export class WebhookDeliveryEntity {
+  @IdentityKey('webhook_deliveries')
+  id!: number;
+
+  @Column('bigint', { name: 'webhook_id' })
+  webhookId!: number;
+
+  @Column('bigint', { name: 'account_id' })
+  accountId!: number;
+
+  @Column('bigint', { name: 'event_id', nullable: true })
+  eventId!: number | null;
+
+  @Column('text', { name: 'event_type' })
+  eventType!: string;
+
+  @Column('text', { default: 'pending' })
+  status!: DeliveryStatus;
+
+  @Column('integer', { default: 0 })
+  attempts!: number;
+
+  @Column('integer', { name: 'last_status_code', nullable: true })
+  lastStatusCode!: number | null;
+
+  @Column('text', { name: 'last_error', nullable: true })
+  lastError!: string | null;
+
+  @Column('timestamptz', { name: 'last_attempt_at', nullable: true })
+  lastAttemptAt!: Date | null;
+
+  @Column('timestamptz', { name: 'next_attempt_at', nullable: true })
+  nextAttemptAt!: Date | null;
+
+  @Column('timestamptz', { name: 'delivered_at', nullable: true })
+  deliveredAt!: Date | null;
+
+  @Timestamp('created_at')
+  createdAt!: Date;
+
+  @Column('text', { nullable: true })
+  traceparent!: string | null;
+
+  /** The delivery this one resends (the first of the event), or null. */
+  @Column('bigint', { name: 'resend_of', nullable: true })
+  resendOf!: number | null;
+
+  /** How long the last attempt took, to the end of the answer (or the failure). */
+  @Column('integer', { name: 'last_duration_ms', nullable: true })
+  lastDurationMs!: number | null;
+
+  /** The first bytes of the last answer's body (RESPONSE_EXCERPT_BYTES). */
+  @Column('text', { name: 'last_response_excerpt', nullable: true })
+  lastResponseExcerpt!: string | null;
+}
