@@ -13,7 +13,6 @@ export interface AccountLimits {
   limitPerDay?: number | null;
 }
 
-/** Account creation and plan changes (operator CLI). */
 @Injectable()
 export class AccountsService {
   constructor(
@@ -22,7 +21,7 @@ export class AccountsService {
     private readonly keys: ApiKeysService,
   ) {}
 
-  /** Creates the account and its first key (the owner's: it can manage keys) in one transaction. */
+  /** With the owner's first key (it can manage keys), in one transaction. */
   async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: Account; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
     const created = await this.tx.run(async (tx) => {
@@ -51,7 +50,6 @@ export class AccountsService {
     return account;
   }
 
-  /** Accounts by id, `limit` of them after `afterId` (operator CLI). */
   list(limit: number, afterId = 0): Promise<Account[]> {
     return preparedQuery<Account>(
       this.dataSource,
@@ -71,7 +69,7 @@ export class AccountsService {
   }
 }
 
-/** The limit columns are Postgres integers. */
+// The limit columns are Postgres integers.
 const MAX_LIMIT = 2_147_483_647;
 
 /** Enterprise needs both limits > 0; other plans take none (their limits are fixed). */
