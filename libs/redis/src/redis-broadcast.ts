@@ -4,30 +4,25 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis';
 import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
 
-/** What a listener of a channel is told. */
 export interface BroadcastListener {
   onMessage(message: string): void;
-  /** Subscribed (again): messages published from now on arrive. */
   onListening(): void;
-  /** The subscription is lost: messages may be missed until onListening. */
+  /** Messages may be missed until onListening. */
   onDeaf(): void;
 }
 
-/** Marks this process's liveness probes on a cluster channel; listeners never see them. */
+// Listeners never see this process's liveness probes.
 const PROBE = '\u0000probe:';
 const PROBE_TIMEOUT_MS = 1_000;
 
 /**
- * Messages to every process of the service (cache invalidations): at most once, to whoever is
- * subscribed. On one node, plain pub/sub. On a cluster, sharded pub/sub (Redis 7): a channel
- * lives on the shard of its slot, so a message costs that shard alone instead of crossing every
- * node's cluster bus, and ioredis follows the slot through failovers.
+ * At most once, to whoever is subscribed. A cluster uses sharded pub/sub: a message costs its
+ * slot's shard alone instead of crossing every node's bus, and ioredis follows failovers.
  */
 @Injectable()
 export class RedisBroadcast {
   private readonly probes = new Map<string, () => void>();
   private readonly listeners = new Map<string, BroadcastListener>();
-  /** Channels subscribed on the current connection(s). */
   private readonly listening = new Set<string>();
 
   constructor(
@@ -44,7 +39,7 @@ export class RedisBroadcast {
     else await this.publisher.publish(channel, message);
   }
 
-  /** Subscribes on every (re)connect: the fail-fast client does not queue commands while offline. */
+  /** On every (re)connect: the fail-fast client does not queue commands while offline. */
   listen(channel: string, listener: BroadcastListener): void {
     this.listeners.set(channel, listener);
     const heard = () => {
@@ -70,9 +65,8 @@ export class RedisBroadcast {
   }
 
   /**
-   * Proves the subscription alive, or rejects within a second and subscribes again. A connection can die without closing (a silent partition), and then nothing says so.
-   * One node: a PING on the subscriber's connection. A cluster spreads its subscriptions over
-   * shards, so the probe is a message to ourselves over the channel's own path.
+   * A connection can die without closing (a silent partition). One node: a PING on the subscriber;
+   * a cluster spreads subscriptions over shards, so the probe is a message to ourselves.
    */
   async probe(channel: string): Promise<void> {
     try {
