@@ -220,10 +220,8 @@ function webhookReceiver(): Promise<{ server: Server; url: string; times: number
   );
 }
 
-/**
- * T.lost messages whose jobs never reached Redis, recovered by the lost-job sweep with one worker,
- * then two (not pinned: with no load generator running, the workers may use both cores).
- */
+// T.lost messages whose jobs never reached Redis, recovered by the lost-job sweep with one worker,
+// then two (not pinned: with no load generator running, the workers may use both cores).
 async function sweepRecovery(pool: Pool, accountId: number): Promise<SweepRows> {
   const rows: SweepRows = [];
   for (const workers of [1, 2]) {

@@ -1,9 +1,7 @@
 import { measure, Measurement, Target } from './load';
 
-/**
- * This VM's speed drifts by up to 2x within a minute: each round measures every contender once, in
- * an order rotated by round, and the figure is the median of the per-round ratios.
- */
+// This VM's speed drifts by up to 2x within a minute: each round measures every contender once, in
+// an order rotated by round, and the figure is the median of the per-round ratios.
 export interface Contender<K extends string> {
   key: K;
   target: Target;

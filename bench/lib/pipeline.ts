@@ -93,10 +93,8 @@ async function redisInfo(section: string, field: string): Promise<number> {
 const redisCpuMs = async () =>
   ((await redisInfo('cpu', 'used_cpu_sys')) + (await redisInfo('cpu', 'used_cpu_user'))) * 1000;
 
-/**
- * Intake with the worker stopped, drain of that backlog with the API idle, then end-to-end lag at
- * steady offered rates; then the same intake against drain for orders and their fulfilment.
- */
+// Intake with the worker stopped, drain of that backlog with the API idle, then end-to-end lag at
+// steady offered rates; then the same intake against drain for orders and their fulfilment.
 export async function pipeline(d: PipelineDeps): Promise<PipelineRows> {
   await flushRedis();
   const api = await d.startApi();

@@ -26,10 +26,8 @@ const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
 const CONSOLE_PATH = '/console';
 
-/**
- * Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
- * Inline styles stay (swagger-ui sets them); data: images are its icons.
- */
+// Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
+// Inline styles stay (swagger-ui sets them); data: images are its icons.
 const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",

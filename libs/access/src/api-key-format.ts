@@ -2,11 +2,9 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { FastHmacSha256 } from './fast-hmac';
 
-/**
- * Both formats are `pst_` + base62 + a CRC32 checksum (6), so secret scanners treat them alike.
- * Tagged: tag-key id (2) + secret (32) + hex HMAC tag (24), refused without I/O when forged.
- * Legacy (issued before tags): secret (32).
- */
+// Both formats are `pst_` + base62 + a CRC32 checksum (6), so secret scanners treat them alike.
+// Tagged: tag-key id (2) + secret (32) + hex HMAC tag (24), refused without I/O when forged.
+// Legacy (issued before tags): secret (32).
 export const KEY_PREFIX = 'pst_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_CHARS = 32;

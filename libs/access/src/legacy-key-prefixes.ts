@@ -5,10 +5,8 @@ import { preparedQuery } from '@app/database';
 // Also reloaded on invalidations; this covers a missed one.
 const RELOAD_MS = 60_000;
 
-/**
- * Live keys issued before tags: a legacy key whose prefix is not here is refused without
- * Postgres. New keys are tagged, so the set only shrinks.
- */
+// Live keys issued before tags: a legacy key whose prefix is not here is refused without
+// Postgres. New keys are tagged, so the set only shrinks.
 @Injectable()
 export class LegacyKeyPrefixes {
   private readonly logger = new Logger(LegacyKeyPrefixes.name);

@@ -1,9 +1,7 @@
 import { ApiError } from '@app/errors';
 
-/**
- * So many lookups at once and so many started per second (token bucket of one second). Beyond it,
- * 503 with Retry-After: 1, which is not a strike: the key is not at fault.
- */
+// So many lookups at once and so many started per second (token bucket of one second). Beyond it,
+// 503 with Retry-After: 1, which is not a strike: the key is not at fault.
 export class LookupBudget {
   private running = 0;
   private tokens: number;

@@ -49,10 +49,8 @@ const fallbackDecisions = new Counter({
   help: 'Decisions taken by the per-process fallback limiter',
 });
 
-/**
- * Fixed UTC minute and day windows checked and counted in one script call per account and
- * event-loop turn (docs/internals/decisions.md); a per-process fallback answers while Redis fails.
- */
+// Fixed UTC minute and day windows checked and counted in one script call per account and
+// event-loop turn (docs/internals/decisions.md); a per-process fallback answers while Redis fails.
 @Injectable()
 export class PlanRateLimiter {
   private readonly logger = new Logger(PlanRateLimiter.name);

@@ -28,10 +28,8 @@ const COUNTS: Record<QuotaResource, string> = {
 
 const FREE_ONE: Record<QuotaResource, string> = { keys: 'revoke one', webhooks: 'delete one' };
 
-/**
- * 422 quota_exceeded at the plan's number. Call it inside the creating transaction: the account
- * row stays locked, so of two creates racing for the last place only one gets it.
- */
+// 422 quota_exceeded at the plan's number. Call it inside the creating transaction: the account
+// row stays locked, so of two creates racing for the last place only one gets it.
 export async function assertWithinQuota(
   manager: EntityManager,
   accountId: number,

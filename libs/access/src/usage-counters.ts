@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { countRedisError, REDIS, RedisClient } from '@app/redis';
 
-/**
- * `rl:{a:<account>}:u:<minute start ms>`, fields `<keyId>:a|r|b` (admitted, refused, bans begun),
- * written by the limiter's script in its own slot; the worker copies finished minutes to Postgres.
- */
+// `rl:{a:<account>}:u:<minute start ms>`, fields `<keyId>:a|r|b` (admitted, refused, bans begun),
+// written by the limiter's script in its own slot; the worker copies finished minutes to Postgres.
 export const usageHashKey = (accountBucket: string, minuteStartMs: number) =>
   `rl:{${accountBucket}}:u:${minuteStartMs}`;
 

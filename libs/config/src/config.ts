@@ -10,7 +10,6 @@ const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
 const positiveDays = z.coerce.number().positive().finite();
 
-// `rule` is a thunk: the id rules are declared below.
 const keyList = (rule: () => KeyIdRule) =>
   z
     .string()
@@ -73,7 +72,6 @@ const schema = z.object({
   AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
   AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
   AUTH_LOOKUP_RATE: positiveInt.default(500),
-  // `id:base64key,...` (2-character ids, 32-byte keys): the first tags new API keys, all verify.
   API_KEY_TAG_KEYS: keyList(() => TAG_KEY_ID),
   OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
   OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),
@@ -96,30 +94,22 @@ const schema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
-  // Until then deliveries also carry the legacy Petstore-Signature (docs/events-and-webhooks.md).
   WEBHOOK_LEGACY_SIGNATURE_UNTIL: z.coerce.date().default(new Date('2027-06-01T00:00:00Z')),
-  // Days kept (fractions allowed: 0.5 is 12 hours), then removed by the worker.
   RETENTION_MESSAGES_DAYS: positiveDays.default(30),
   RETENTION_EVENTS_DAYS: positiveDays.default(30),
   RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
   RETENTION_INTERVAL_MS: positiveInt.default(60_000),
-  // Name searches (GET /v1/pets?name=) one account runs at once per API process; more wait their turn.
   NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
-  // Usage history (GET /v1/usage): minutes for the 24-hour view, hours for the 30-day one and beyond.
   RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
-  // How often the worker copies finished minutes of usage from Redis into Postgres.
   USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
   DEMO_SEED: bool.default(true),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
-  // Tracing is off unless an OTLP/HTTP collector is named (base URL; spans go to <url>/v1/traces).
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().optional(),
   OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
-  // Share of new traces recorded (parent-based: a job or delivery follows its request's decision).
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
-  // `id:base64key,...` (AES-256: 32 bytes each): the first encrypts webhook secrets, all decrypt.
   WEBHOOK_SECRET_KEYS: keyList(() => SECRET_KEY_ID),
 });
 
@@ -276,7 +266,6 @@ export class AppConfig {
     lockMs: number;
     concurrency: number;
     sweepIntervalMs: number;
-    /** Message jobs run this many at a time, claimed and finished as one batch. */
     batchSize: number;
     queues?: string[];
     stallMs: number;

@@ -30,10 +30,8 @@ function fromHttpException(e: HttpException): ApiError {
   return new ApiError(code, message);
 }
 
-/**
- * The one place that turns anything thrown into the Error body. Unknown failures become 500 with a
- * fixed message: stacks, SQL and driver text never reach the client; the log gets class and message.
- */
+// The one place that turns anything thrown into the Error body. Unknown failures become 500 with a
+// fixed message: stacks, SQL and driver text never reach the client; the log gets class and message.
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');

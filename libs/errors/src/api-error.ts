@@ -1,7 +1,6 @@
 import { ERROR_STATUS, ErrorCode } from './error-codes';
 
 export interface ErrorDetail {
-  /** Dotted path, e.g. `categoryId` or `query.limit`. */
   field: string;
   message: string;
 }

@@ -11,7 +11,6 @@ function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   });
 }
 
-// Bodies fail with `validation_failed`, query and path parameters with `invalid_parameter`.
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   constructor() {
@@ -65,18 +64,14 @@ export class ParseIdPipe implements PipeTransform<string, number> {
   }
 }
 
-/**
- * Only an RFC 3339 string naming a real instant becomes a Date: `@Type(() => Date)` would also
- * turn numbers, booleans and "2026" into dates that the document calls invalid.
- */
+// Only an RFC 3339 string naming a real instant becomes a Date: `@Type(() => Date)` would also
+// turn numbers, booleans and "2026" into dates that the document calls invalid.
 export function toDateTime({ value }: { value: unknown }): unknown {
   return typeof value === 'string' ? (parseDateTime(value) ?? value) : value;
 }
 
-/**
- * `null` only where `nullable` says so. class-validator's own IsOptional skips every validator for
- * `null` too (eslint forbids importing it).
- */
+// `null` only where `nullable` says so. class-validator's own IsOptional skips every validator for
+// `null` too (eslint forbids importing it).
 export function IsOptional({ nullable = false }: { nullable?: boolean } = {}): PropertyDecorator {
   const notNull = ValidateBy({
     name: 'isNotNull',

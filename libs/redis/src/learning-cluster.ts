@@ -7,11 +7,9 @@ type LegacyClusterOptions = ClusterOptions & {
   redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
 };
 
-/**
- * The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
- * the last slots refresh (docs/internals/decisions.md). It relies on ioredis keeping the array it
- * is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
- */
+// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
+// the last slots refresh (docs/internals/decisions.md). It relies on ioredis keeping the array it
+// is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
 export class LearningCluster extends Cluster {
   /** The first `seeds` entries are the seeds; the rest is what the client learnt. */
   private constructor(

@@ -11,14 +11,11 @@ export interface BroadcastListener {
   onDeaf(): void;
 }
 
-// Listeners never see this process's liveness probes.
 const PROBE = '\u0000probe:';
 const PROBE_TIMEOUT_MS = 1_000;
 
-/**
- * At most once, to whoever is subscribed. A cluster uses sharded pub/sub: a message costs its
- * slot's shard alone instead of crossing every node's bus, and ioredis follows failovers.
- */
+// At most once, to whoever is subscribed. A cluster uses sharded pub/sub: a message costs its
+// slot's shard alone instead of crossing every node's bus, and ioredis follows failovers.
 @Injectable()
 export class RedisBroadcast {
   private readonly probes = new Map<string, () => void>();
@@ -64,10 +61,8 @@ export class RedisBroadcast {
     });
   }
 
-  /**
-   * A connection can die without closing (a silent partition). One node: a PING on the subscriber;
-   * a cluster spreads subscriptions over shards, so the probe is a message to ourselves.
-   */
+  // A connection can die without closing (a silent partition). One node: a PING on the subscriber;
+  // a cluster spreads subscriptions over shards, so the probe is a message to ourselves.
   async probe(channel: string): Promise<void> {
     try {
       if (!this.sharded) {
@@ -85,15 +80,13 @@ export class RedisBroadcast {
         });
         this.publisher.spublish(channel, token).catch(reject);
       }).finally(() => this.probes.delete(token));
-      // Heard back: whatever was published after our own message reaches us.
       if (!this.listening.has(channel)) {
         this.listening.add(channel);
         this.listeners.get(channel)?.onListening();
       }
     } catch (err) {
       if (this.listening.delete(channel)) this.listeners.get(channel)?.onDeaf();
-      // A node connection reconnects (and subscribes on 'ready'); a cluster keeps its other
-      // shards' connections and asks the channel's shard again.
+      // A node connection reconnects and subscribes on 'ready'; a cluster asks the channel's shard again.
       if (this.sharded) void this.subscriber.ssubscribe(channel).catch(() => undefined);
       else this.subscriber.disconnect(true);
       throw err;

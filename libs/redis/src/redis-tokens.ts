@@ -1,4 +1,3 @@
-/** Fail-fast. */
 export const REDIS = Symbol('REDIS');
 /** Holds the pub/sub subscriptions (see RedisBroadcast). */
 export const REDIS_SUBSCRIBER = Symbol('REDIS_SUBSCRIBER');

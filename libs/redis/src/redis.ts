@@ -15,7 +15,6 @@ const reconnectDelay = (times: number) => Math.min(times * 200, 2_000);
 // our scripts and BullMQ's were written against RESP2's conversions.
 const PROTOCOL = 2;
 
-/** The db index is in the path, the password in the userinfo. */
 export function redisOptions(url: string): RedisOptions & { retryStrategy: typeof reconnectDelay } {
   const u = new URL(url);
   return {
@@ -52,10 +51,8 @@ export function connectRedis(
   });
 }
 
-/**
- * Fails fast instead of queueing while Redis is down, so callers can fall back (limiter) or
- * degrade (cache) within a bounded time.
- */
+// Fails fast instead of queueing while Redis is down, so callers can fall back (limiter) or
+// degrade (cache) within a bounded time.
 export function createFailFastClient(
   target: RedisTarget,
   name: string,
@@ -89,13 +86,11 @@ export async function isClusterNode(client: Redis): Promise<boolean> {
   return /^cluster_enabled:1\r?$/m.test(await client.info('cluster'));
 }
 
-/** Memory is per master. */
 export async function infoOfEachMaster(client: RedisClient, section: string): Promise<string[]> {
   if (!(client instanceof Cluster)) return [await client.info(section)];
   return Promise.all(client.nodes('master').map((node) => node.info(section)));
 }
 
-/** A fail-fast client's commands fail, not wait, before then. */
 export async function whenReady(client: RedisClient, timeoutMs = 2_000): Promise<void> {
   if (client.status === 'ready') return;
   await once(client, 'ready', { signal: AbortSignal.timeout(timeoutMs) }).catch(() => {

@@ -10,10 +10,8 @@ function noneMatchHits(header: string | undefined, tag: string): boolean {
   return entityTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === tag);
 }
 
-/**
- * Returns the JSON the tag was computed from (serialised once), or undefined for a 304. A call in
- * the handler, not an interceptor (docs/internals/decisions.md).
- */
+// Returns the JSON the tag was computed from (serialised once), or undefined for a 304. A call in
+// the handler, not an interceptor (docs/internals/decisions.md).
 export function taggedJson(res: Response, representation: object): string | undefined {
   const json = JSON.stringify(representation);
   const tag = tagOfJson(json);

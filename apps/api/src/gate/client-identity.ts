@@ -1,10 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '@app/errors';
 
-/**
- * An IPv6 client usually holds a whole /64, so the /64 is the unit (else 2^64 budgets). An
- * IPv4-mapped address (what a dual-stack socket reports) counts as its IPv4 address.
- */
+// An IPv6 client usually holds a whole /64, so the /64 is the unit (else 2^64 budgets). An
+// IPv4-mapped address (what a dual-stack socket reports) counts as its IPv4 address.
 export function addressBucket(ip: string | undefined): string {
   if (!ip) return 'ip:unknown';
   if (!ip.includes(':')) return `ip:${ip}`; // IPv4, the common case, without parsing
@@ -19,10 +17,8 @@ export function addressBucket(ip: string | undefined): string {
   return `ip:${prefix.join(':')}::/64`;
 }
 
-/**
- * Node keeps only the first of two Authorization headers, so a proxy and the service could disagree
- * on the caller. Counted on rawHeaders: cheaper than req.headersDistinct's copy of all of them.
- */
+// Node keeps only the first of two Authorization headers, so a proxy and the service could disagree
+// on the caller. Counted on rawHeaders: cheaper than req.headersDistinct's copy of all of them.
 export function hasDuplicateAuthorization(rawHeaders: string[]): boolean {
   let seen = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {

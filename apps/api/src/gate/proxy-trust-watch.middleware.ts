@@ -29,10 +29,8 @@ const topAddressShare = new Gauge({
   help: 'Share of the busiest client address in the last minute with at least 1000 requests (else 0); near 1 means a proxy is not trusted',
 });
 
-/**
- * Says when TRUST_PROXY does not match the deployment, at most once a minute each: X-Forwarded-For
- * from an untrusted peer, or one address taking most traffic (every client seen as the proxy).
- */
+// Says when TRUST_PROXY does not match the deployment, at most once a minute each: X-Forwarded-For
+// from an untrusted peer, or one address taking most traffic (every client seen as the proxy).
 export class ProxyTrustWatch {
   private windowEnd = 0;
   private total = 0;

@@ -18,10 +18,8 @@ export function publicRoutesOf(controllers: Type[]): string[] {
   );
 }
 
-/**
- * The @PublicGet routes (with a trailing slash too) and the static mounts, with what lies below.
- * Case-sensitive: `/DOCS` is routed to the same place but answers 401, which gives nothing away.
- */
+// The @PublicGet routes (with a trailing slash too) and the static mounts, with what lies below.
+// Case-sensitive: `/DOCS` is routed to the same place but answers 401, which gives nothing away.
 export class PublicPaths {
   private readonly exact: Set<string>;
 

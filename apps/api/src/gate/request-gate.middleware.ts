@@ -46,11 +46,9 @@ const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => (
   plan: auth.plan,
 });
 
-/**
- * In front of everything, body parsing included, so every answer carries the rate-limit headers and
- * key guessing is slowed like any other traffic. A genuine key is judged by its account from its
- * first request; only requests without one spend their client address's anonymous budget.
- */
+// In front of everything, body parsing included, so every answer carries the rate-limit headers and
+// key guessing is slowed like any other traffic. A genuine key is judged by its account from its
+// first request; only requests without one spend their client address's anonymous budget.
 @Injectable()
 export class RequestGateMiddleware {
   private routes?: RouteTable;
@@ -114,10 +112,8 @@ export class RequestGateMiddleware {
     for (const name in headers) res.setHeader(name, headers[name]);
   }
 
-  /**
-   * Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
-   * like the others, answered after the address's limiter. Public for the benchmark.
-   */
+  // Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
+  // like the others, answered after the address's limiter. Public for the benchmark.
   async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);

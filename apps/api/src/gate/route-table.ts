@@ -47,10 +47,8 @@ function statedPolicy(op: Json): RoutePolicy | undefined {
   };
 }
 
-/**
- * Compiled once at boot from the served document; the gate, the 405 answers and the docs table read
- * it. Segments match as Express routes them: case-insensitively, a trailing slash allowed.
- */
+// Compiled once at boot from the served document; the gate, the 405 answers and the docs table read
+// it. Segments match as Express routes them: case-insensitively, a trailing slash allowed.
 export class RouteTable {
   private readonly root = newNode();
   readonly entries: RouteEntry[] = [];

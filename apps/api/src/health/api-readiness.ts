@@ -1,10 +1,8 @@
 import { ApiError } from '@app/errors';
 import { Readiness, ReadinessService, unreachable } from '@app/observability';
 
-/**
- * Needs Postgres only: nearly every route does. Redis down is `degraded`, still 200: the API serves
- * without it, and a 503 would take every pod out at once.
- */
+// Needs Postgres only: nearly every route does. Redis down is `degraded`, still 200: the API serves
+// without it, and a 503 would take every pod out at once.
 export async function apiReadiness(readiness: ReadinessService): Promise<Omit<Readiness, 'ready'>> {
   const r = await readiness.recentCheck(['postgres']);
   if (!r.ready) {

@@ -19,11 +19,9 @@ function headersAddedSince(res: Response, before: Headers): Headers {
   return Object.fromEntries(Object.entries(headerSnapshot(res)).filter(([k, v]) => before[k] !== v));
 }
 
-/**
- * Behaviour in docs/messages-and-idempotency.md. 400s (nothing was done) and 5xx are not stored,
- * so the key can be used again. A call in the handler, not an interceptor: a request without the
- * header pays nothing.
- */
+// Behaviour in docs/messages-and-idempotency.md. 400s (nothing was done) and 5xx are not stored,
+// so the key can be used again. A call in the handler, not an interceptor: a request without the
+// header pays nothing.
 @Injectable()
 export class IdempotencyService {
   constructor(private readonly store: IdempotencyStore) {}

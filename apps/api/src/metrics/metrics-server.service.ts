@@ -6,10 +6,8 @@ import { ApiError } from '@app/errors';
 import { metricsText, ReadinessService } from '@app/observability';
 import { apiReadiness } from '../health/api-readiness';
 
-/**
- * Off the public port, so a Service or ingress in front of PORT never exposes it. The health probes
- * are answered here too, so the kubelet's do not queue behind public traffic.
- */
+// Off the public port, so a Service or ingress in front of PORT never exposes it. The health probes
+// are answered here too, so the kubelet's do not queue behind public traffic.
 @Injectable()
 export class MetricsServerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MetricsServerService.name);
