@@ -1,10 +1,5 @@
-// `npm run bench:instructions [-- build.js ...]`: user-space instructions per request of the API's
-// hot routes, counted by valgrind's callgrind. Timings on this shared VM drift by ±30% between
-// identical runs; instruction counts of one build agree within ~1%, so a 5% change shows.
-// Each build (default dist/apps/api/main.js; pass several to compare, e.g. a copy of the
-// previous build) runs under callgrind with instrumentation off; per route it takes WARMUP
-// requests, then counts exactly COUNTED. System calls are not counted: judge changes that save
-// writes or syscalls with `npm run bench` instead.
+// `npm run bench:instructions [-- build.js ...]`: user-space instructions per request of the hot
+// routes under callgrind (docs/internals/benchmarks.md, "Instructions, not seconds").
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -19,7 +14,7 @@ const WARMUP = 3_000;
 const COUNTED = 2_000;
 const PORT = 3950;
 
-/** Name, target, and connections while counting (50 unless a row says otherwise). */
+/** Connections while counting: 50 unless a row says otherwise. */
 type Route = [string, Target, number?];
 
 const builds = process.argv.slice(2).filter((a) => a.endsWith('.js'));
@@ -44,7 +39,7 @@ function callgrindControl(pid: number, flag: string): void {
   execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'ignore' });
 }
 
-/** The `totals:` line of the newest dump with this prefix (its `summary:` can wrap around after a dump). */
+/** Its `summary:` can wrap around after a dump. */
 function newestTotal(prefix: string): number {
   const files = readdirSync(tmp)
     .filter((f) => f.startsWith(prefix))
@@ -90,9 +85,8 @@ async function measureBuild(build: string, routes: Route[]): Promise<Map<string,
       log(`${build}: ${name}`);
       await send(target, WARMUP, 10);
       callgrindControl(pid, '--instr=on');
-      // Switching instrumentation on makes valgrind re-translate the process's code: the API
-      // stalls long enough for some requests to meet its 10 s headers timeout (408). A second
-      // warm-up under instrumentation absorbs that; its answers are neither checked nor counted.
+      // Switching instrumentation on stalls the API long enough for some 408s: a second warm-up
+      // under instrumentation absorbs that, neither checked nor counted.
       await send(target, 100, 50, 60).catch(() => undefined);
       callgrindControl(pid, '-d'); // a dump resets the counters: the next one holds only what follows
       // Under instrumentation the API runs ~50x slower: allow each answer a minute.

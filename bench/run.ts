@@ -1,14 +1,4 @@
-// `npm run bench`: baselines and the service's hot paths, measured in one run on this machine.
-// Flags: --quick (short durations, smaller queues: a smoke run), --record (also write
-// bench/results/YYYY-MM-DD.md, committed), --no-soak (skip the 60 s memory run),
-// --pool N (DATABASE_POOL_SIZE of the API; workers keep WORKER_DATABASE_POOL_SIZE), --log-level L (API/worker LOG_LEVEL),
-// --only tracing (just the tracing-cost section: GET /v1/pets/{id} with tracing off and on),
-// --only pipeline (just the message pipeline: intake against drain, CPU per message, lag),
-// --only webhooks (just the webhook deliveries of one worker: deliveries/s, worker CPU per delivery),
-// --only sweep (recovery of a large loss by the lost-job sweep with one and two workers).
-// --against <checkout> (just this build against another checkout's build, paired rounds on the same
-// stores: GET /v1/pets/{id}, GET /v1/pets?limit=20, POST /v1/messages; build the other with
-// `node scripts/ensure-build.mjs` in it first).
+// `npm run bench`: baselines and the service's hot paths in one run; flags in docs/internals/benchmarks.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
@@ -89,7 +79,7 @@ const T = {
   catalogPets: QUICK ? 10_000 : 100_000,
   lost: QUICK ? 10_000 : 100_000,
 };
-/** Paired rounds (bench/lib/paired.ts) of the gate section and of GET /v1/pets/{id} against baseline B. */
+/** bench/lib/paired.ts rounds of the gate section and of GET /v1/pets/{id} against baseline B. */
 const PAIRED = {
   rounds: QUICK ? 1 : 6,
   connections: CONNECTIONS,
@@ -98,7 +88,6 @@ const PAIRED = {
   durationS: QUICK ? 2 : 4,
 };
 const DEEP_ROW = Math.floor(T.catalogPets * 0.9);
-/** OTEL_TRACES_SAMPLER_ARG of the third API in the tracing section. */
 const TRACING_SAMPLED = 0.1;
 
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
@@ -159,7 +148,7 @@ async function startWorker(env: Record<string, string> = {}, name = 'worker', pi
   return proc;
 }
 
-/** A bench-only server (TypeScript under ts-node), ready when `readyPath` answers. */
+/** TypeScript under ts-node, ready when `readyPath` answers. */
 async function startBenchServer(name: string, file: string, readyPath: string, extraArgs: string[] = []) {
   const port = await freePort();
   const proc = startNode(name, [...TS_NODE, file, ...extraArgs], { ...baseEnv, PORT: String(port) }, tmp);
@@ -180,7 +169,7 @@ async function run(target: Target, pid: number | undefined, durationS = T.durati
   return measure(target, { connections: CONNECTIONS, warmupS: T.warmupS, durationS, pid });
 }
 
-/** Plain Postgres: the message row and its outbox row in one transaction, from `connections` loops. */
+/** The message row and its outbox row in one transaction, from `connections` loops. */
 async function plainMessageInserts(pool: Pool, accountId: number, durationS: number) {
   const latencies: number[] = [];
   const end = performance.now() + durationS * 1000;
@@ -214,7 +203,7 @@ async function plainMessageInserts(pool: Pool, accountId: number, durationS: num
   return { rps: latencies.length / seconds, p50: pct(0.5), p99: pct(0.99) };
 }
 
-/** Counts signed deliveries; answers 204 at once so the worker is what is measured. */
+/** Answers 204 at once so the worker is what is measured. */
 function webhookReceiver(): Promise<{ server: Server; url: string; times: number[] }> {
   const times: number[] = [];
   const server = createServer((req, res) => {
@@ -231,11 +220,8 @@ function webhookReceiver(): Promise<{ server: Server; url: string; times: number
   );
 }
 
-/**
- * Recovery of a large loss: T.lost messages accepted a minute ago whose jobs never reached
- * Redis, given back by the lost-job sweep and processed, with one worker and then with two
- * (not pinned: with no load generator running, the workers may use both cores).
- */
+// T.lost messages whose jobs never reached Redis, recovered by the lost-job sweep with one worker,
+// then two (not pinned: with no load generator running, the workers may use both cores).
 async function sweepRecovery(pool: Pool, accountId: number): Promise<SweepRows> {
   const rows: SweepRows = [];
   for (const workers of [1, 2]) {
@@ -268,10 +254,7 @@ async function sweepRecovery(pool: Pool, accountId: number): Promise<SweepRows> 
   return rows;
 }
 
-/**
- * T.queued pet.created events queued with the worker stopped, then delivered by one worker to a
- * local receiver answering 204 at once: deliveries/s (first to last) and worker CPU per delivery.
- */
+/** T.queued pet.created events queued with the worker stopped, then delivered by one worker. */
 async function webhookDeliveries(apiUrl: string, apiKey: string): Promise<WebhookRows> {
   log(`queueing ${T.queued} webhook events, worker stopped`);
   await flushRedis();
@@ -315,10 +298,7 @@ async function webhookDeliveries(apiUrl: string, apiKey: string): Promise<Webhoo
   };
 }
 
-/**
- * GET /v1/pets/{id} on `api` (tracing off) against a second API exporting every trace to a
- * local OTLP sink and a third exporting a sample, in paired rounds.
- */
+/** This API (tracing off) against one exporting every trace and one exporting a sample, paired. */
 async function tracingCost(api: { proc: Proc; url: string }, get: (url: string) => Target): Promise<TracingRounds> {
   const sink = await new OtlpReceiver(false).start();
   const traced = await startApi('api-traced', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
@@ -348,7 +328,6 @@ async function tracingCost(api: { proc: Proc; url: string }, get: (url: string) 
   };
 }
 
-/** This build's API against `AGAINST`'s, on the same stores, in paired rounds per row. */
 async function againstBuild(getPetOn: (url: string) => Target, apiKey: string): Promise<AgainstRows> {
   const ours = await startApi('api-this');
   const theirs = await startApi('api-other', {}, AGAINST);
@@ -482,7 +461,6 @@ async function main(): Promise<void> {
     rows: [],
   };
 
-  // Baselines.
   for (const [name, file, path] of [
     ['Baseline A: node:http, fixed JSON', 'bench/servers/baseline-http.ts', '/'],
     ['Baseline B: bare NestJS (Express), one route', 'bench/servers/baseline-nest.ts', '/fixed'],
@@ -493,9 +471,8 @@ async function main(): Promise<void> {
     await s.proc.stop();
   }
 
-  // Auth and limiter cost on a trivial route: same app, with and without the real gate, in
-  // paired rounds. Measured next to the baselines, before the service's write-heavy rows leave
-  // Postgres vacuuming and checkpointing on the shared cores (measured last, rounds varied by 2x).
+  // Next to the baselines, before the write-heavy rows leave Postgres vacuuming on the shared cores
+  // (docs/internals/benchmarks.md).
   const modes = ['none', 'auth', 'gate'] as const;
   const servers = await Promise.all(
     modes.map((mode) => startBenchServer(`gate-${mode}`, 'bench/servers/gate-app.ts', '/ready', [mode])),
@@ -513,7 +490,6 @@ async function main(): Promise<void> {
   for (const s of servers) await s.proc.stop();
   // A second baseline B, alive next to the API for the paired GET comparison.
   const baselineB = await startBenchServer('BaselineB-paired', 'bench/servers/baseline-nest.ts', '/fixed');
-  // The service.
   const api = await startApi();
   const petIds = rotating(spread);
   const petPath = () => ({ path: `/v1/pets/${petIds()}` });

@@ -1,9 +1,5 @@
-// `node scripts/contract-testers.mjs`: third-party testers against a live instance, run by
-// .ci/run after the tests (docs/internals/contract-testing.md). It builds if needed, creates its
-// own database and Redis db, starts the built API and worker on free ports, seeds an account
-// with the CLI, then runs Prism 5.14.2 as a validating proxy (--errors) with valid and invalid
-// requests, and Portman-generated contract tests with newman. Exits non-zero on any failure.
-// CONTRACT_DATABASE_URL / CONTRACT_REDIS_URL choose the stores (defaults below).
+// `node scripts/contract-testers.mjs`: Prism and Portman/newman against a live instance on its own
+// stores (CONTRACT_DATABASE_URL / CONTRACT_REDIS_URL), run by .ci/run (docs/internals/contract-testing.md).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -17,7 +13,7 @@ import { prismCases } from '../test/contract-testers/prism-cases.mjs';
 
 const DATABASE_URL = process.env.CONTRACT_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_contract';
 const REDIS_URL = process.env.CONTRACT_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
-/** Set in the Redis db when the script finds it empty: only a db carrying it is ever flushed. */
+// Set when the script finds the db empty: only a db carrying it is ever flushed.
 const REDIS_MARK = 'petstore:contract-testers:owned';
 const node = process.execPath;
 const work = mkdtempSync(join(tmpdir(), 'petstore-contract-'));
@@ -36,7 +32,7 @@ async function freePort() {
   return port;
 }
 
-/** A fresh database named by DATABASE_URL (dropped if it exists: it is this script's). */
+/** Dropped if it exists: it is this script's. */
 async function freshDatabase() {
   const url = new URL(DATABASE_URL);
   const name = url.pathname.slice(1);
@@ -47,7 +43,7 @@ async function freshDatabase() {
   await admin.end();
 }
 
-/** Flushes the Redis db only when it is empty or carries this script's mark; refuses otherwise. */
+/** Refuses a db that is neither empty nor marked. */
 async function claimRedis() {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
@@ -100,7 +96,7 @@ async function stopAll() {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** Prism in --errors mode: a valid request must pass untouched, an invalid one be refused by Prism and by the API. */
+/** A valid request must pass untouched, an invalid one be refused by Prism and by the API. */
 async function runPrism(apiUrl, apiKey, fixtures) {
   const port = await freePort();
   const proxy = spawn(
@@ -157,7 +153,6 @@ async function runPrism(apiUrl, apiKey, fixtures) {
   return { name: 'Prism 5.14.2 proxy --errors', cases: cases.length, valid, invalid, failures };
 }
 
-/** Portman turns openapi.json into a Postman collection with contract tests; newman runs it. */
 async function runPortman(apiUrl, apiKey, fixtures) {
   const config = JSON.parse(readFileSync('test/contract-testers/portman-config.json', 'utf8'));
   const collection = join(work, 'collection.json');
@@ -212,7 +207,6 @@ async function runPortman(apiUrl, apiKey, fixtures) {
   };
 }
 
-/** An account with a key, created by the operator CLI, and a few records the cases refer to. */
 async function seed(apiUrl, env) {
   const out = execFileSync(
     node,
@@ -282,11 +276,11 @@ async function main() {
     REDIS_URL,
     PORT: String(port),
     WORKER_PORT: String(workerPort),
-    // The API's /metrics server on a free port: nothing here scrapes it.
+    // Nothing here scrapes it.
     METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
     DEMO_SEED: 'false',
-    // Webhook targets in the cases are on loopback (nothing may leave 127.0.0.1).
+    // Nothing may leave 127.0.0.1.
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
   };
   execFileSync(node, ['dist/apps/cli/main.js', 'migrate'], { env: { ...process.env, ...env }, stdio: 'ignore' });

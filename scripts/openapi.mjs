@@ -1,7 +1,5 @@
-// `node scripts/openapi.mjs json|types|check`: writes openapi.json (from the code) and the route
-// policy table of docs/keys-and-limits.md (from the document), writes
-// packages/client/src/generated/openapi.ts (openapi-typescript, from openapi.json), or fails when
-// any committed file differs from what the code produces now.
+// `node scripts/openapi.mjs json|types|check`: writes openapi.json and the route policy table of
+// docs/keys-and-limits.md, or the generated client types, or fails when a committed file is stale.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -43,7 +41,6 @@ const read = (path) => {
   }
 };
 
-/** The route policy table (what each operation's @Policy states in the document), in markdown. */
 function policyTable(documentText) {
   const doc = JSON.parse(documentText);
   const rows = ['| operation | scope | metering | Idempotency-Key replays | stability |', '| --- | --- | --- | --- | --- |'];
@@ -61,7 +58,6 @@ function policyTable(documentText) {
   return rows.join('\n');
 }
 
-/** The policy doc with its generated table replaced. */
 function withPolicyTable(markdown, documentText) {
   const start = markdown.indexOf(POLICY_START);
   const end = markdown.indexOf(POLICY_END);

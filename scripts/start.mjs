@@ -1,15 +1,11 @@
-// `npm start`: build if needed, migrate, seed a demo account on an empty database (printing
-// its key once), then run the API and the worker together. SIGINT or SIGTERM, at any step,
-// stops the current child (both apps, once running) and exits when they have exited.
-// `npm run start:dev` (--watch): the same from the TypeScript sources, without the webpack
-// build, each app restarted by `node --watch` when a file it loaded changes.
-// package.json runs this with `exec`: npm forwards signals to the shell it starts, and a
-// shell waiting on a command neither passes them on nor (for SIGINT) acts on them.
+// `npm start`: build if needed, migrate, seed a demo account on an empty database, then run the API
+// and the worker (`start:dev`: from the sources under `node --watch`). package.json runs this with
+// `exec`: a shell waiting on a command neither passes signals on nor (for SIGINT) acts on them.
 import { spawn } from 'node:child_process';
 
 const node = process.execPath;
 const watch = process.argv.includes('--watch');
-// The sources run as they are (transpiled on load, types left to `npm run typecheck`).
+// Types are left to `npm run typecheck`.
 const fromSources = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
 const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/main.js'];
 // --watch-preserve-output: a restart must not clear the other app's lines off the terminal.

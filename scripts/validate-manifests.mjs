@@ -1,7 +1,5 @@
-// Renders deploy/k8s/base as `kubectl kustomize` would for what this kustomization uses
-// (resources, labels without selectors, an image tag), then validates every object against the
-// Kubernetes and KEDA schemas, offline (kubernetes-models and @kubernetes-models/keda ship them).
-// Exits 1 with one line per problem. No kubectl here: only npm and Debian packages are reachable.
+// Renders deploy/k8s/base as `kubectl kustomize` would (for what it uses) and validates every object
+// against the Kubernetes and KEDA schemas offline. No kubectl here: only npm and Debian packages.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

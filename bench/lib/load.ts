@@ -6,7 +6,7 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** Varies each request (a different pet id, say); called by autocannon per request. */
+  /** Called by autocannon per request. */
   next?: () => { method?: 'GET' | 'POST'; path?: string; body?: string; headers?: Record<string, string> };
 }
 
@@ -14,11 +14,11 @@ export interface Measurement {
   rps: number;
   p50: number;
   p99: number;
-  /** Answers outside 2xx plus socket errors and timeouts: a row with any is suspect. */
+  /** Outside 2xx plus socket errors and timeouts: a row with any is suspect. */
   failures: number;
   total: number;
   peakRssMb: number;
-  /** CPU time of the server process per answered request, in microseconds. */
+  /** Server CPU µs per answered request. */
   cpuUsPerReq: number;
 }
 
@@ -26,7 +26,6 @@ export interface LoadOptions {
   connections: number;
   warmupS: number;
   durationS: number;
-  /** The process whose RSS is sampled during the measured part. */
   pid?: number;
 }
 
@@ -45,7 +44,6 @@ function options(target: Target, connections: number): autocannon.Options {
   return { url: base.origin, connections, timeout: 10, requests: [request] };
 }
 
-/** Warm-up (discarded), then the measured run at the given concurrency. */
 export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {
   if (o.warmupS > 0) await autocannon({ ...options(target, o.connections), duration: o.warmupS });
   const sampler = o.pid ? new RssSampler(o.pid) : undefined;
@@ -64,10 +62,7 @@ export async function measure(target: Target, o: LoadOptions): Promise<Measureme
   };
 }
 
-/**
- * Sends exactly `amount` requests (to queue work), as fast as `connections` allow, and fails
- * naming what went wrong unless every answer was 2xx. `timeoutS` per request (default 10).
- */
+/** Fails naming what went wrong unless every answer was 2xx. */
 export async function send(target: Target, amount: number, connections = 50, timeoutS = 10): Promise<void> {
   const r = await autocannon({ ...options(target, connections), timeout: timeoutS, amount });
   if (r['2xx'] !== amount) {

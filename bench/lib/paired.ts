@@ -1,11 +1,7 @@
 import { measure, Measurement, Target } from './load';
 
-/**
- * This VM's speed drifts by up to 2x within a minute, more than the costs we compare. So a
- * comparison runs in rounds: each round measures every contender once, back to back, in an
- * order rotated by the round (drift inside a round does not always favour the same one), and
- * the figure reported is the median of the per-round ratios to the round's reference.
- */
+// This VM's speed drifts by up to 2x within a minute: each round measures every contender once, in
+// an order rotated by round, and the figure is the median of the per-round ratios.
 export interface Contender<K extends string> {
   key: K;
   target: Target;
@@ -44,7 +40,6 @@ export interface PairedRatio {
   max: number;
 }
 
-/** Per-round `of / to` (by req/s, or by CPU time per request inverted): median and range. */
 export function pairedRatio(of: Measurement[], to: Measurement[], by: 'rps' | 'cpu'): PairedRatio {
   const r = of
     .map((m, i) => (by === 'rps' ? m.rps / to[i].rps : to[i].cpuUsPerReq / m.cpuUsPerReq))
@@ -53,7 +48,7 @@ export function pairedRatio(of: Measurement[], to: Measurement[], by: 'rps' | 'c
   return { median: r.length % 2 ? r[mid] : (r[mid - 1] + r[mid]) / 2, min: r[0], max: r[r.length - 1] };
 }
 
-/** The round whose req/s is the median, for the latency and CPU columns. */
+/** For the latency and CPU columns. */
 export function medianRound(ms: Measurement[]): Measurement {
   return [...ms].sort((a, b) => a.rps - b.rps)[Math.floor(ms.length / 2)];
 }

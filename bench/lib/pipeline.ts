@@ -5,19 +5,17 @@ import { measure, Measurement, Target } from './load';
 import { cpuMs, Proc, sleep } from './proc';
 import { DATABASE_URL, flushRedis, REDIS_URL } from './setup';
 
-/** What the pipeline section needs from the bench's runner. */
 export interface PipelineDeps {
   pool: Pool;
   accountId: number;
-  /** POST /v1/messages on the API at `url`. */
   post: (url: string) => Target;
-  /** POST /v1/store/orders on the API at `url` (spread over many pets). */
+  /** Spread over many pets. */
   order: (url: string) => Target;
   startApi: () => Promise<{ proc: Proc; url: string }>;
   startWorker: () => Promise<Proc>;
   log: (msg: string) => void;
   durationS: number;
-  /** Offered rates (msg/s) of the lag rows and how long each is offered. */
+  /** Offered rates (msg/s) of the lag rows. */
   lagRates: number[];
   lagS: number;
 }
@@ -46,7 +44,6 @@ export interface PipelineRows {
   fulfilmentS: number;
 }
 
-/** Messages of the account not yet processed or failed. */
 async function open(pool: Pool, accountId: number): Promise<number> {
   const { rows } = await pool.query(
     `SELECT count(*)::int AS n FROM messages WHERE account_id = $1 AND status IN ('queued', 'processing')`,
@@ -55,7 +52,7 @@ async function open(pool: Pool, accountId: number): Promise<number> {
   return rows[0].n;
 }
 
-/** Polls `left()` until it reaches 0; the rate counts from the first poll that saw work done. */
+/** The rate counts from the first poll that saw work done. */
 export async function drainRate(
   left: () => Promise<number>,
   total: number,
@@ -70,7 +67,6 @@ export async function drainRate(
   throw new Error(`drain stalled with ${await left()} left`);
 }
 
-/** Orders of the account not yet fulfilled. */
 async function openOrders(pool: Pool, accountId: number): Promise<number> {
   const { rows } = await pool.query(`SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND NOT complete`, [
     accountId,
@@ -78,7 +74,7 @@ async function openOrders(pool: Pool, accountId: number): Promise<number> {
   return rows[0].n;
 }
 
-/** CPU time (ms) of the Postgres backends serving the bench database (other databases on the server excluded). */
+/** Other databases on the server excluded. */
 async function postgresCpuMs(pool: Pool): Promise<number> {
   const { rows } = await pool.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [new URL(DATABASE_URL).pathname.slice(1)]);
   return rows.reduce((sum, r) => sum + (cpuMs(r.pid) || 0), 0);
@@ -93,16 +89,12 @@ async function redisInfo(section: string, field: string): Promise<number> {
   }
 }
 
-/** CPU time (ms) of the Redis server: shared with every other user of the server, so an upper bound. */
+// Shared with every other user of the server, so an upper bound.
 const redisCpuMs = async () =>
   ((await redisInfo('cpu', 'used_cpu_sys')) + (await redisInfo('cpu', 'used_cpu_user'))) * 1000;
 
-/**
- * The message pipeline, one API and one worker: intake with the worker stopped, drain of that
- * backlog with the API idle (worker and Postgres CPU per message, Redis memory of the queued
- * jobs), then end-to-end lag (processed_at - created_at) at steady offered rates, both running;
- * then the same intake against drain for orders and their fulfilment.
- */
+// Intake with the worker stopped, drain of that backlog with the API idle, then end-to-end lag at
+// steady offered rates; then the same intake against drain for orders and their fulfilment.
 export async function pipeline(d: PipelineDeps): Promise<PipelineRows> {
   await flushRedis();
   const api = await d.startApi();

@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The server side runs on core 0, the load generator (this process) on core 1. */
+/** The load generator (this process) runs on core 1. */
 export const SERVER_CORE = 0;
 export const LOAD_CORE = 1;
 
@@ -15,7 +15,7 @@ export const HAS_TASKSET = (() => {
   }
 })();
 
-/** ts-node (transpile only) for the bench-only servers, which import TypeScript sources. */
+/** The bench-only servers import TypeScript sources. */
 export const TS_NODE = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
 
 const live = new Set<ChildProcess>();
@@ -29,8 +29,7 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Starts `node args` pinned to the server core, output to a log file under the temp dir. */
-/** `pinned` false: the process may run on every core (a section with no load generator to keep apart). */
+/** `pinned` false: every core (a section with no load generator to keep apart). */
 export function startNode(
   name: string,
   args: string[],
@@ -67,7 +66,7 @@ export function startNode(
   };
 }
 
-/** Polls a URL until it answers 2xx (or the process dies, or the deadline passes). */
+/** Until 2xx, the process dies, or the deadline passes. */
 export async function waitForHttp(url: string, proc: Proc, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -85,7 +84,7 @@ export async function waitForHttp(url: string, proc: Proc, timeoutMs = 60_000): 
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resident set size of a process in MB (VmRSS, or VmHWM for the lifetime peak). */
+/** VmHWM for the lifetime peak. */
 export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -96,13 +95,10 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   }
 }
 
-/**
- * CPU time (user + system, ms) a process has used so far. On a shared machine the CPU time
- * per request is steadier than requests/s, which depends on the share of the core we get.
- */
+// Steadier than requests/s on a shared machine, which depend on the share of the core we get.
 export function cpuMs(pid: number): number {
   try {
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    // utime and stime are the 12th and 13th fields after the command name.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   } catch {
@@ -118,7 +114,7 @@ const CLOCK_TICKS = (() => {
   }
 })();
 
-/** Samples VmRSS every 100 ms while a measurement runs; VmHWM is lifetime-wide and would blur rows. */
+/** VmHWM is lifetime-wide and would blur rows. */
 export class RssSampler {
   private peak = 0;
   private readonly timer: NodeJS.Timeout;

@@ -21,12 +21,11 @@ export interface Report {
 
 export type GateRounds = Rounds<'none' | 'auth' | 'gate'>;
 export type GetVsBaselineRounds = Rounds<'baselineB' | 'get'>;
-/** GET /v1/pets/{id} on an API with tracing off, one exporting every trace to a local sink, one a sample. */
+/** Tracing off, every trace exported to a local sink, a sample exported. */
 export interface TracingRounds {
   rounds: Rounds<'off' | 'on' | 'sampled'>;
-  /** OTEL_TRACES_SAMPLER_ARG of the sampled API. */
   sampledRatio: number;
-  /** Spans the sink received (warm-ups included), and the requests the traced API answered while measured. */
+  /** Warm-ups included; and the requests the traced API answered while measured. */
   spans: number;
   requests: number;
 }
@@ -281,10 +280,9 @@ export function renderReport(
   return out.join('\n\n') + '\n';
 }
 
-/** The tracing section (also the whole report of `--only tracing`). */
 export type AgainstRows = { row: string; rounds: Rounds<'this' | 'other'> }[];
 
-/** `--against`: each row's this/other ratio by req/s and by CPU time per request (paired rounds). */
+/** Paired rounds, by req/s and by CPU time per request. */
 export function renderAgainst(other: string, rows: AgainstRows): string {
   return [
     `## This build against ${other}, paired rounds`,

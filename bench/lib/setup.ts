@@ -2,24 +2,17 @@ import { execFileSync } from 'node:child_process';
 import Redis from 'ioredis';
 import { Client, Pool } from 'pg';
 
-/**
- * The bench's own database and Redis db, which it empties at will: BENCH_DATABASE_URL and
- * BENCH_REDIS_URL (bench settings, not app configuration), by default petstore_bench and db 7.
- */
+// Bench settings, not app configuration: the bench empties these at will.
 export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_bench';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
 
-/**
- * What the bench leaves on what it created (a database comment, a Redis key), so that it never
- * drops or flushes something that is not its own: a mistyped URL must not wipe other data.
- */
+// Left on what the bench created: a mistyped URL must not wipe other data.
 export const BENCH_MARKER = 'petstore-bench: created by npm run bench, dropped and re-created by each run';
 export const REDIS_MARKER_KEY = 'petstore-bench:owner';
 
-/** The bench will not touch a store it did not create; the message says which and what to do. */
 export class BenchStoreRefused extends Error {}
 
-/** High enough that the limiter never refuses during the bench; it still runs on every request. */
+// The limiter never refuses during the bench, but still runs on every request.
 const LIMIT_PER_MINUTE = 100_000_000;
 const LIMIT_PER_DAY = 1_000_000_000;
 
@@ -28,7 +21,7 @@ export interface BenchAccount {
   apiKey: string;
 }
 
-/** Drops and re-creates the bench database, migrates it with the real CLI and empties the bench's Redis db. */
+/** Migrates with the real CLI. */
 export async function freshStores(env: Record<string, string>): Promise<void> {
   await claimDatabase(DATABASE_URL);
   execFileSync(process.execPath, ['dist/apps/cli/main.js', 'migrate'], {
@@ -38,10 +31,7 @@ export async function freshStores(env: Record<string, string>): Promise<void> {
   await flushRedis();
 }
 
-/**
- * Drops the database named in `databaseUrl` if it carries the bench's marker, refuses if it
- * exists without one, then creates it empty with the marker.
- */
+/** Refuses a database that exists without the bench's marker. */
 export async function claimDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
@@ -67,10 +57,7 @@ export async function claimDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/**
- * FLUSHDB on the bench's own index (never FLUSHALL: the server is shared), which must be empty
- * or carry the bench's marker key; the marker is set again after the flush.
- */
+/** Never FLUSHALL (the server is shared); the index must be empty or carry the marker. */
 export async function flushRedis(redisUrl = REDIS_URL): Promise<void> {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
@@ -87,10 +74,7 @@ export async function flushRedis(redisUrl = REDIS_URL): Promise<void> {
   }
 }
 
-/**
- * An enterprise account and its read+write key, made with the operator CLI of this checkout or of
- * `checkout` (--against: the older build's key format, which this build also accepts).
- */
+/** `checkout` for --against: the older build's key format, which this build also accepts. */
 export function createAccount(name: string, env: Record<string, string>, checkout = '.'): BenchAccount {
   const out = execFileSync(
     process.execPath,
@@ -113,7 +97,7 @@ export function createAccount(name: string, env: Record<string, string>, checkou
   return { accountId, apiKey };
 }
 
-/** One category and `count` pets for an account in one INSERT ... SELECT; returns the pet ids in order. */
+/** One INSERT ... SELECT; returns the pet ids in order. */
 export async function seedPets(pool: Pool, accountId: number, count: number, stock: number): Promise<number[]> {
   const {
     rows: [category],

@@ -1,2 +1,2 @@
-/** The body every baseline answers, about the size of a pet. */
+// About the size of a pet.
 export const FIXED_BODY = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };

@@ -1,10 +1,5 @@
-// Auth and limiter cost: one trivial route behind the REAL RequestGateMiddleware of the API,
-// with its real dependencies (key cache over Postgres, limiter over Redis). The mode (argv[2])
-// chooses what sits in front of the route, everything else being the same app:
-//   none: nothing;
-//   auth: the gate's authentication step alone (RequestGateMiddleware.identify: the Bearer
-//         header, the key cache, the key's checks), no limiter and no rate-limit headers;
-//   gate: the whole gate (authentication, the Redis limiter, its seven headers, the scope check).
+// The REAL RequestGateMiddleware in front of a trivial route; argv[2]: none, auth (identify()
+// alone: no limiter, no rate-limit headers) or gate (the whole gate).
 import 'reflect-metadata';
 import { RequestListener } from 'node:http';
 import { Controller, Get, Module } from '@nestjs/common';
@@ -50,7 +45,7 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   const gate = app.get(RequestGateMiddleware);
-  // The route's policy as the API's document would state it: a read, on the account's budget.
+  // As the API's document would state it: a read, on the account's budget.
   const fixed = { operationId: 'fixed', responses: {}, 'x-scope': 'read', 'x-metering': {} };
   gate.useRoutes(
     new RouteTable({
@@ -71,7 +66,7 @@ async function main(): Promise<void> {
   if (front) app.use((req: Req, res: Res, next: () => void) => (req.path === '/ready' ? next() : front(req, res, next)));
   app.enableShutdownHooks();
   await app.init();
-  // The API's own server (request classes with a stable shape), as in production.
+  // As in production.
   createApiServer(app.getHttpAdapter().getInstance() as RequestListener).listen(Number(process.env.PORT));
 }
 

@@ -29,7 +29,6 @@ import { UsageController } from './usage/usage.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
 
-/** The API: HTTP transport over the feature libraries (each controller calls its feature's services). */
 @Module({
   imports: [
     ConfigModule,

@@ -21,17 +21,13 @@ import { RouteTable } from './gate/route-table';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
-/** Where the OpenAPI document, its rendering and the console are served: no API key, no rate limit. */
+// No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
 const CONSOLE_PATH = '/console';
 
-/**
- * Users paste keys into /docs ("Authorize"): its policy lets only the page's own scripts run
- * and lets them talk to this origin only, so an injected script can neither run nor send a key
- * away. Styles stay 'unsafe-inline' (swagger-ui's template and components set inline styles);
- * images allow data: (its icons). Only on /docs: JSON answers execute nothing.
- */
+// Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
+// Inline styles stay (swagger-ui sets them); data: images are its icons.
 const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
@@ -44,10 +40,7 @@ const DOCS_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-/**
- * Everything between the socket and the controllers, in order. Used by main.ts and by the
- * tests, so the tests exercise exactly the production stack.
- */
+/** Used by main.ts and by the tests, so the tests exercise exactly the production stack. */
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
@@ -56,15 +49,13 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
   app.set('etag', false);
   app.disable('x-powered-by');
-  // First, so the server span covers the whole stack; absent (not even a no-op) when tracing is off.
+  // First, so the server span covers the whole stack.
   if (tracingEnabled()) app.use(httpTracingMiddleware);
   app.use(accessLog(rootLogger(config, 'api')));
   app.use(httpMetricsMiddleware);
   const trustFn = (app.getHttpAdapter().getInstance() as { get(name: string): TrustFn }).get('trust proxy fn');
   app.use(new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name)).use);
-  // The headers that still protect a JSON API and its docs page. The ones for legacy
-  // browsers, Flash and HTML documents are left out: each header is set on every answer,
-  // and the API answers thousands a second.
+  // Headers for legacy browsers, Flash and HTML documents are left out: each costs every answer.
   app.use(
     helmet({
       contentSecurityPolicy: false,
@@ -103,7 +94,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
     customSiteTitle: 'Pet Store API reference',
     jsonDocumentUrl: DOCUMENT_PATHS[0],
-    // No badge fetched from validator.swagger.io: the page talks to this origin only.
+    // The page talks to this origin only.
     swaggerOptions: { url: DOCUMENT_PATHS[0], validatorUrl: null },
   });
   return app;

@@ -7,18 +7,15 @@ import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { serve } from './http-server';
 
-// A full GC before the old generation grows 2.5x bounds the API's RSS at no throughput cost
-// (docs/internals/decisions.md). V8 reads this flag at each full GC.
+// Bounds the API's RSS at no throughput cost (docs/internals/decisions.md); read at each full GC.
 setFlagsFromString('--heap-growing-percent=150');
 
 startOrExit('api', async () => {
   const config = loadConfig();
   initTracing(config, 'api');
-  // Checked before Nest starts, so an unreachable Postgres is one line, not TypeORM's retries.
-  // Redis is not: the API starts and serves degraded without it.
+  // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
   await requirePostgres(config.databaseUrl);
-  // The process's logger from the first line on: nothing buffered, nothing printed by Nest's
-  // own console logger, and an error inside Nest's start-up comes back here (abortOnError).
+  // Nothing printed by Nest's console logger, and a start-up error comes back here (abortOnError).
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
     logger: new PinoNestLogger(rootLogger(config, 'api')),

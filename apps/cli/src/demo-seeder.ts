@@ -4,10 +4,8 @@ import { AccountsService } from '@app/access';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 
-/**
- * On an empty database only, and unless DEMO_SEED=false: a demo account (pro plan) whose key is
- * printed once. Deployments that run `seed:demo` on every start (docker compose) turn it off there.
- */
+// On an empty database only: its key is printed once. Deployments that run `seed:demo` on every
+// start (docker compose) set DEMO_SEED=false there.
 @Injectable()
 export class DemoSeeder {
   constructor(

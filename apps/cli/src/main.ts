@@ -23,14 +23,13 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;
 
 interface Command {
-  /** The options as the usage shows them. */
   synopsis: string;
   summary: string;
   options: Options;
   run(values: Values): Promise<void>;
 }
 
-/** A command's usage error: printed with a pointer to its --help, exit code 2. */
+/** Printed with a pointer to its --help, exit code 2. */
 class UsageError extends Error {}
 
 const str = { type: 'string' } as const;
@@ -43,7 +42,7 @@ function required(values: Values, name: string): string {
   return v;
 }
 
-/** The same rule as the API's names: no control, bidi-override or zero-width characters. */
+/** The same rule as the API's names. */
 function safeName(values: Values): string {
   const name = required(values, 'name');
   const problem = nameProblem(name);
@@ -69,7 +68,6 @@ function print(values: Values, obj: unknown, human: string): void {
   process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${human}\n`);
 }
 
-/** A provider of the CLI's application context, by class or injection token. */
 type Get = <S>(token: (new (...a: never[]) => S) | symbol) => S;
 
 async function withApp<T>(fn: (get: Get) => Promise<T>): Promise<T> {
@@ -261,7 +259,7 @@ const USAGE = [
 
 const commandHelp = (name: string, c: Command) => `Usage: npx petstore ${name} ${c.synopsis}\n  ${c.summary}`;
 
-/** package.json sits three levels above dist/apps/cli/main.js, in a checkout and in the image alike. */
+// Three levels above dist/apps/cli/main.js, in a checkout and in the image alike.
 function packageVersion(): string {
   return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string })
     .version;
@@ -290,7 +288,7 @@ async function run(argv: string[]): Promise<void> {
       allowPositionals: true,
     }));
   } catch (err) {
-    // Node's message names the option and then suggests '--' for positionals: only the first part is useful here.
+    // Node then suggests '--' for positionals: only the first part is useful here.
     const message = (err as Error).message.split('. ')[0].replace(/^Unknown option/, 'unknown option');
     throw new UsageError(`${name}: ${message}\n${commandHelp(name, command)}`);
   }

@@ -12,7 +12,6 @@ import { SharedKeyMemory } from './shared-key-memory';
 import { PlanRateLimiter } from './plan-rate-limiter';
 import { UsageIndex } from './usage-counters';
 
-/** Who may call, and how much: accounts, API keys and their authentication, plan limits and quotas. */
 @Module({
   imports: [TypeOrmModule.forFeature([AccountEntity, ApiKeyEntity])],
   providers: [

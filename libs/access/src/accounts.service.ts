@@ -14,7 +14,6 @@ export interface AccountLimits {
   limitPerDay?: number | null;
 }
 
-/** Account creation and plan changes (operator CLI). */
 @Injectable()
 export class AccountsService {
   constructor(
@@ -23,7 +22,7 @@ export class AccountsService {
     private readonly keys: ApiKeysService,
   ) {}
 
-  /** Creates the account and its first key (the owner's: it can manage keys) in one transaction. */
+  /** With the owner's first key (it can manage keys), in one transaction. */
   async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: AccountEntity; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
     const created = await this.tx.run(async (tx) => {
@@ -52,7 +51,6 @@ export class AccountsService {
     return account;
   }
 
-  /** Accounts by id, `limit` of them after `afterId` (operator CLI). */
   list(limit: number, afterId = 0): Promise<AccountEntity[]> {
     return preparedQuery<AccountEntity>(
       this.dataSource,
@@ -72,7 +70,7 @@ export class AccountsService {
   }
 }
 
-/** The limit columns are Postgres integers. */
+// The limit columns are Postgres integers.
 const MAX_LIMIT = 2_147_483_647;
 
 /** Enterprise needs both limits > 0; other plans take none (their limits are fixed). */

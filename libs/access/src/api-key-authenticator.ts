@@ -14,9 +14,7 @@ import { SharedKeyMemory } from './shared-key-memory';
 interface CacheEntry {
   accountId: number;
   ctx: AuthContext;
-  /** When the load that produced it started (real time). */
   loadedAt: number;
-  /** The stored form of the key, which invalidations name. */
   hash: string;
 }
 
@@ -27,51 +25,33 @@ const lookups = new Counter({
 });
 
 const MAX_ENTRIES = 50_000;
-/** One account's keys in the cache at most: a tenant with thousands cannot evict the others'. */
 const MAX_ENTRIES_PER_ACCOUNT = 1_000;
-/**
- * Hashes of genuine-looking keys that matched no live key, remembered briefly and apart from the
- * verified keys; dropped by any invalidation naming the hash.
- */
+// Genuine-looking keys that matched no live key, remembered briefly apart from verified ones.
 const MAX_UNKNOWN = 10_000;
 const NEGATIVE_TTL_MS = 5_000;
-/** While pub/sub is down we cannot hear invalidations: trust the cache this long at most. */
 const UNSUBSCRIBED_TTL_MS = 1_000;
 const LAST_USED_FLUSH_MS = 5_000;
-/** How often the subscription's connection must prove it is alive (checkSubscription). */
 const SUBSCRIPTION_PROBE_MS = 1_000;
 
 /**
- * Verifies Bearer keys, cheapest answer first:
- * 1. this process's cache, keyed by the presented key (a hit is one Map lookup);
- * 2. the key's own shape: a bad checksum, a tag that does not verify, or a legacy key whose prefix
- *    no live legacy key has is refused with no I/O at all;
- * 3. the verified keys shared in Redis (SharedKeyMemory), so a new replica knows them at once;
- * 4. Postgres, one lookup per key however many requests wait for it (single-flight), within the
- *    process's lookup budget (503 beyond it).
- * Revocation, rotation and plan changes are broadcast over Redis pub/sub and drop entries on
- * every replica at once; expiry and rotation grace ends are checked on every request.
- *
- * An entry is trusted for AUTH_CACHE_TTL_MS only if it was loaded while the subscription was
- * live (it cannot have missed an invalidation); anything else is revalidated after 1 s. A heap
- * snapshot of the API holds keys in use and must be handled as a secret (docs/keys-and-limits.md).
+ * Verifies Bearer keys, cheapest answer first: this process's cache; the key's shape (checksum,
+ * tag, legacy prefix) with no I/O; the keys shared in Redis; then Postgres, single-flight and
+ * within the lookup budget. Invalidations arrive over pub/sub; an entry loaded while deaf to them
+ * is trusted for 1 s only. A heap snapshot holds keys in use (docs/keys-and-limits.md).
  */
 @Injectable()
 export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ApiKeyAuthenticator.name);
   private readonly cache = new KeyCache<CacheEntry>(MAX_ENTRIES, MAX_ENTRIES_PER_ACCOUNT);
-  /** Hash of an unknown key -> when it was found unknown (real ms). */
   private readonly unknown = new Map<string, number>();
-  /** Lookups under way, by key hash: concurrent first requests of a key share one. */
   private readonly inflight = new Map<string, Promise<AuthContext | null>>();
   private readonly lastUsed = new Map<number, number>();
   private readonly budget: LookupBudget;
   private flushTimer?: NodeJS.Timeout;
   private probeTimer?: NodeJS.Timeout;
   private probing = false;
-  /** Since when invalidations are being heard (real ms); undefined while not subscribed. */
   private listeningSince?: number;
-  /** Bumped by every invalidation: a load that raced one must not be cached. */
+  // Bumped by every invalidation: a load that raced one is not cached.
   private epoch = 0;
 
   constructor(
@@ -87,7 +67,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     // Entries loaded after the subscription is acknowledged cannot have missed a message (the
-    // publish follows the commit, which follows their read); earlier ones may have.
+    // publish follows the commit, which follows their read).
     this.broadcast.listen(AUTH_INVALIDATION_CHANNEL, {
       onListening: () => (this.listeningSince ??= Date.now()),
       onDeaf: () => (this.listeningSince = undefined),
@@ -116,33 +96,25 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     await this.flushLastUsed();
   }
 
-  /** The caller behind a Bearer token, or null for any key that must be refused. */
   async authenticate(token: string, nowMs = Date.now()): Promise<AuthContext | null> {
     const cached = this.cached(token, nowMs);
     return cached !== undefined ? cached : this.lookUp(token, nowMs);
   }
 
-  /** The answer this process holds, without any I/O (the hot path); undefined when it holds none. */
+  /** Without I/O (the hot path); undefined when this process holds no answer. */
   cached(token: string, nowMs = Date.now()): AuthContext | null | undefined {
     const entry = this.cache.get(token);
     if (!entry || !this.isFresh(entry)) return undefined;
     return this.usable(entry.ctx, nowMs);
   }
 
-  /**
-   * Whether the key could be one we issued, from its shape alone (no I/O): a genuine key is judged
-   * by its account; anything else by its client address.
-   */
+  /** From the shape alone: a genuine key is judged by its account, anything else by its address. */
   isPlausible(token: string): boolean {
     const format = keyFormat(token);
     if (format === 'tagged') return hasValidTag(token, this.tags);
     return format === 'legacy' && this.legacy.mayExist(displayPrefix(token));
   }
 
-  /**
-   * Asks the shared memory, then Postgres, for a plausible key (null for any other). Throws 503
-   * service_unavailable when the process's lookup budget is spent, or Postgres's error.
-   */
   lookUp(token: string, nowMs = Date.now()): Promise<AuthContext | null> {
     if (!this.isPlausible(token)) {
       lookups.inc({ answer: 'shape' });
@@ -178,7 +150,6 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
       }
     }
     const fromPostgres = !remembered;
-    // A load that raced an invalidation is answered but not remembered.
     if (epoch === this.epoch) {
       if (ctx) this.cache.set(token, { accountId: ctx.accountId, loadedAt, ctx, hash });
       else remember(this.unknown, MAX_UNKNOWN, hash, loadedAt);
@@ -196,10 +167,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /**
-   * Shares a key just issued (after its commit), so its first request on any replica needs no
-   * Postgres lookup. Outside the lookup budget: issuing keys is rare and already costs Postgres.
-   */
+  // Outside the lookup budget: issuing keys is rare and already costs Postgres.
   async prime(token: string): Promise<void> {
     try {
       const hash = hashApiKey(token);
@@ -225,11 +193,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     void this.legacy.reload();
   }
 
-  /**
-   * A connection can die without closing (a silent network partition): then no invalidation
-   * arrives and nothing says so. A probe each second proves the subscription alive; one that
-   * fails stops trusting the cache at once and subscribes again.
-   */
+  // A connection can die without closing (silent partition) and no invalidation arrives: a probe
+  // each second proves the subscription alive; a failed one stops trusting the cache at once.
   private checkSubscription(): void {
     if (this.probing) return;
     this.probing = true;
@@ -245,7 +210,6 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** Entries past their freshness would be reloaded anyway; dropping them bounds how long a key stays in memory. */
   private dropStale(): void {
     this.cache.deleteWhere((entry) => !this.isFresh(entry));
     const now = Date.now();
@@ -271,7 +235,6 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     return rows[0] ?? null;
   }
 
-  /** One UPDATE for every key used since the last flush, instead of a write per request. */
   private async flushLastUsed(): Promise<void> {
     if (!this.lastUsed.size) return;
     const batch = [...this.lastUsed];
@@ -290,7 +253,6 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** Sets a bounded map's entry, forgetting the oldest one when it is full. */
 function remember<K, V>(map: Map<K, V>, max: number, key: K, value: V): void {
   if (!map.has(key) && map.size >= max) map.delete(map.keys().next().value as K);
   map.set(key, value);

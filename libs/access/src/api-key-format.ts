@@ -2,15 +2,9 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { FastHmacSha256 } from './fast-hmac';
 
-/**
- * Two key formats, both `pst_` + base62 + a 6-character CRC32 checksum, so secret scanners and
- * typo checks treat them alike:
- * - tagged (issued now): `pst_` + tag-key id (2) + secret (32) + tag (24) + checksum (6). The tag
- *   is 96 bits of an HMAC-SHA256 of the rest under a server-side key (API_KEY_TAG_KEYS), in hex
- *   (cheap to compare: a forged key costs a few microseconds): a key we did not issue is refused
- *   without any I/O.
- * - legacy (issued before tags): `pst_` + secret (32) + checksum (6); works until revoked.
- */
+// Both formats are `pst_` + base62 + a CRC32 checksum (6), so secret scanners treat them alike.
+// Tagged: tag-key id (2) + secret (32) + hex HMAC tag (24), refused without I/O when forged.
+// Legacy (issued before tags): secret (32).
 export const KEY_PREFIX = 'pst_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_CHARS = 32;
@@ -25,13 +19,11 @@ export const KEY_PATTERN = new RegExp(
 );
 export const TAG_KEY_ID_PATTERN = /^[0-9A-Za-z]{2}$/;
 
-/** A server-side key that signs (the first configured) or verifies (any configured) key tags. */
 export interface TagKey {
   id: string;
   key: Buffer;
 }
 
-/** The configured tag keys: the first signs new keys, every one verifies (rotation). */
 export class KeyTags {
   private readonly byId: Map<string, FastHmacSha256>;
 
@@ -43,7 +35,7 @@ export class KeyTags {
     return this.keys[0];
   }
 
-  /** The tag of `signed` (the key up to its tag) under the key `id`; undefined for an unknown id. */
+  /** undefined for an unknown id. */
   tag(id: string, signed: string): string | undefined {
     return this.byId.get(id)?.digest(signed).subarray(0, TAG_BYTES).toString('hex');
   }
@@ -62,7 +54,7 @@ function base62(n: bigint, width: number): string {
 
 const base62Bytes = (bytes: Buffer, width: number) => base62(BigInt(`0x${bytes.toString('hex')}`), width);
 
-/** On every key no cache holds: plain number arithmetic (a CRC32 fits), not BigInt. */
+// Plain number arithmetic, not BigInt: it runs on every key no cache holds.
 function checksum(body: string): string {
   let n = crc32(body);
   let out = '';
@@ -73,21 +65,20 @@ function checksum(body: string): string {
   return out;
 }
 
-/** A new tagged key, signed with the tags' signing key. */
 export function generateApiKey(tags: KeyTags): string {
-  // 24 random bytes, reduced to 32 base62 digits: 62^32 ≈ 2^190 keeps the full 190 bits.
+  // 62^32 ≈ 2^190 keeps the 24 random bytes' entropy.
   const signed = `${KEY_PREFIX}${tags.signer.id}${base62Bytes(randomBytes(24), SECRET_CHARS)}`;
   const body = `${signed.slice(KEY_PREFIX.length)}${tags.tag(tags.signer.id, signed)}`;
   return `${KEY_PREFIX}${body}${checksum(body)}`;
 }
 
-/** A key in the format issued before tags (tests of the upgrade path make them). */
+/** For tests of the upgrade path. */
 export function generateLegacyApiKey(): string {
   const secret = base62Bytes(randomBytes(24), SECRET_CHARS);
   return `${KEY_PREFIX}${secret}${checksum(secret)}`;
 }
 
-/** Shape and checksum only: which format the key claims, or null when it is not a key at all. */
+/** null when it is not a key at all. */
 export function keyFormat(token: string): KeyFormat | null {
   if (token.length !== TAGGED_LENGTH && token.length !== LEGACY_LENGTH) return null;
   if (!KEY_PATTERN.test(token)) return null;
@@ -96,7 +87,6 @@ export function keyFormat(token: string): KeyFormat | null {
   return token.length === TAGGED_LENGTH ? 'tagged' : 'legacy';
 }
 
-/** Whether a tagged key's tag was made by one of the tag keys (selected by the id inside the key). */
 export function hasValidTag(token: string, tags: KeyTags): boolean {
   const tagAt = TAGGED_LENGTH - CHECKSUM_CHARS - TAG_CHARS;
   const expected = tags.tag(
@@ -108,12 +98,12 @@ export function hasValidTag(token: string, tags: KeyTags): boolean {
   );
 }
 
-/** Runs on every cache miss: one-shot, no Hash object to finalise. */
+// One-shot: it runs on every cache miss.
 export function hashApiKey(token: string): string {
   return hash('sha256', token, 'hex');
 }
 
-/** What we keep and show of a key: enough to recognise it in a list, useless to an attacker. */
+// Enough to recognise a key in a list, useless to an attacker.
 export function displayPrefix(token: string): string {
   return token.slice(0, KEY_PREFIX.length + 6);
 }

@@ -19,7 +19,7 @@ export interface NewApiKey {
   expiresAt?: Date | null;
 }
 
-/** A key as API users see it: never the secret, never the hash. */
+/** Never the secret, never the hash. */
 export interface ApiKeyView {
   id: number;
   name: string;
@@ -33,7 +33,6 @@ export interface ApiKeyView {
 
 export type IssuedApiKey = ApiKeyView & { secret: string };
 
-/** A key as the operator CLI lists it: revoked ones too, still never the secret or the hash. */
 export type OperatorApiKeyView = ApiKeyView & { revokedAt: string | null };
 
 const KEY_COLUMNS = `k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_hash AS "keyHash", k.scopes,
@@ -41,26 +40,21 @@ const KEY_COLUMNS = `k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_
   k.last_used_at AS "lastUsedAt", k.created_at AS "createdAt"`;
 type ApiKeyRow = Omit<ApiKeyEntity, 'tagged'>;
 
-/** A key that still works at $now: not revoked, not past its expiry, not past the end of a rotation grace. */
 const ACTIVE = (now: string) =>
   `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND (k.rotated_out_at IS NULL OR k.rotated_out_at > ${now})`;
 
-/** A key that can manage keys: `admin`, working, and not on its way out after a rotation. */
 const MANAGER = (now: string) =>
   `'admin' = ANY(k.scopes) AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND k.rotated_out_at IS NULL`;
 
-/** Longest rotation grace: an old secret that works for weeks would be a second key in all but the quota. */
+// Longer, an old secret would be a second key in all but the quota.
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
 
-/** Scopes of a key the operator CLI makes without `--scopes`. */
 const DEFAULT_SCOPES: Scope[] = ['read', 'write'];
-/** The key an account owner gets from the CLI (account:create, seed:demo). */
 export const OWNER_SCOPES: Scope[] = ['read', 'write', 'admin'];
 
-/** The key making an API call; absent when the operator CLI calls. */
+/** Absent when the operator CLI calls. */
 export type Caller = Pick<AuthContext, 'keyId' | 'scopes'>;
 
-/** Whether `parent` could have made a key with these scopes and this expiry (null: never expires). */
 function lineage(parent: ApiKeyRow, scopes: Scope[], expiresAt: Date | null): { missing: Scope[]; tooLate: boolean } {
   return {
     missing: scopes.filter((s) => !parent.scopes.includes(s)),
@@ -83,7 +77,6 @@ export function toApiKeyView(k: ApiKeyRow): ApiKeyView {
   };
 }
 
-/** Issues, lists, revokes and rotates an account's keys. */
 @Injectable()
 export class ApiKeysService {
   private readonly logger = new Logger(ApiKeysService.name);
@@ -100,11 +93,7 @@ export class ApiKeysService {
     private readonly tags: KeyTags,
   ) {}
 
-  /**
-   * Validated here too (not only by the API's DTO): the operator CLI calls it directly. Over the
-   * API (`caller` set) the new key cannot outgrow the caller: its scopes default to the caller's
-   * without `admin`, its expiry to the caller's; more scopes are 403, a later expiry 422.
-   */
+  /** The operator CLI calls it directly; over the API the new key cannot outgrow `caller` (403, 422). */
   async create(accountId: number, input: NewApiKey, caller?: Caller): Promise<IssuedApiKey> {
     if (!input.name || [...input.name].length > 100) throw ApiError.validation('name', 'must be 1 to 100 characters');
     const unknown = (input.scopes ?? []).filter((s) => !SCOPES.includes(s));
@@ -140,7 +129,6 @@ export class ApiKeysService {
     return this.primed(issued);
   }
 
-  /** A key issued and committed, shared with every replica before its secret is handed out. */
   async primed(issued: IssuedApiKey): Promise<IssuedApiKey> {
     await this.authenticator.prime(issued.secret);
     return issued;
@@ -156,7 +144,7 @@ export class ApiKeysService {
     return keys.map(toApiKeyView);
   }
 
-  /** Whether `keyId` is (or was: revoked, expired, rotated out) a key of the account. */
+  /** Revoked, expired and rotated-out keys count too. */
   async belongsTo(accountId: number, keyId: number): Promise<boolean> {
     const rows = await preparedQuery(this.dataSource, `SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2`, [
       keyId,
@@ -165,7 +153,7 @@ export class ApiKeysService {
     return rows.length > 0;
   }
 
-  /** Working keys issued before tags, across all accounts (operator CLI: what is left to rotate). */
+  /** Working keys issued before tags: what is left to rotate. */
   async countLegacy(): Promise<number> {
     const [row] = await preparedQuery<{ n: string }>(
       this.dataSource,
@@ -175,7 +163,6 @@ export class ApiKeysService {
     return Number(row.n);
   }
 
-  /** Every key of the account, revoked, expired and rotated-out ones included (operator CLI). */
   async listAll(accountId: number): Promise<OperatorApiKeyView[]> {
     const keys = await preparedQuery<ApiKeyRow>(
       this.dataSource,
@@ -185,10 +172,7 @@ export class ApiKeysService {
     return keys.map((k) => ({ ...toApiKeyView(k), revokedAt: iso(k.revokedAt) }));
   }
 
-  /**
-   * Over the API a key revokes itself or keys it could have made, and never the account's last
-   * key able to manage keys (409: the owner would be locked out until an operator steps in).
-   */
+  /** Never the account's last key able to manage keys (409: the owner would be locked out). */
   async revoke(accountId: number, keyId: number, caller?: Caller): Promise<void> {
     if (caller) assertManages(caller);
     const key = await this.tx.run(async (tx) => {
@@ -215,10 +199,7 @@ export class ApiKeysService {
     await this.broadcast({ keyHash: key.keyHash });
   }
 
-  /**
-   * A new secret with the same name, scopes and expiry; the old one works until the grace period
-   * (at most 7 days) ends, and counts toward the key quota until then: at the quota, 422.
-   */
+  /** The old secret works until the grace ends (at most 7 days) and counts toward the quota till then. */
   async rotate(accountId: number, keyId: number, gracePeriodSeconds?: number, caller?: Caller): Promise<IssuedApiKey> {
     if (caller) assertManages(caller);
     const grace = gracePeriodSeconds ?? this.config.keyRotationGraceSeconds;
@@ -227,7 +208,6 @@ export class ApiKeysService {
     const { issued, oldHash } = await this.tx.run(async (tx) => {
       const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
       const old = await this.findActive(tx, accountId, keyId);
-      // Only the newest secret of a key can be rotated; an old one in its grace period is on its way out.
       if (old.rotatedOutAt) throw new ApiError('not_found', 'API key already rotated; rotate its successor instead');
       // The new secret would be a key of the old one's scopes and expiry in the caller's hands.
       if (manager && old.id !== manager.id) assertCovers(manager, old, 'rotate');
@@ -240,8 +220,7 @@ export class ApiKeysService {
       await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
       const fresh = await this.issue(tx, accountId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt });
       // Before the commit, so the new secret is never usable unbanned. Without Redis the rotation
-      // still happens: bans are not enforced during an outage anyway, and rotating a leaked key
-      // matters more than a ban of minutes.
+      // still happens: rotating a leaked key matters more than a ban of minutes.
       await handOverBan(this.redis, accountId, old.id, fresh.id).catch((err: Error) =>
         this.logger.warn({ err: { message: err.message }, keyId: old.id }, 'ban not handed over on rotation'),
       );
@@ -258,10 +237,7 @@ export class ApiKeysService {
     return this.primed(issued);
   }
 
-  /**
-   * Records the api_key.banned event of a key the limiter has just banned. Never throws: a ban
-   * that cannot be recorded is worth a log line, not a different answer than the 429.
-   */
+  /** Never throws: a ban that cannot be recorded is worth a log line, not a different answer. */
   async recordBan(auth: AuthContext): Promise<void> {
     try {
       await this.tx.run((tx) =>
@@ -278,7 +254,6 @@ export class ApiKeysService {
     }
   }
 
-  /** Tells every API replica to forget what it cached; see ApiKeyAuthenticator. */
   async broadcast(msg: AuthInvalidation): Promise<void> {
     // This replica at once, not when its own message comes back over pub/sub.
     this.authenticator.invalidate(msg);
@@ -291,7 +266,6 @@ export class ApiKeysService {
     }
   }
 
-  /** Creates a key inside the caller's unit of work; the secret is in the answer and nowhere else. */
   async issue(tx: Tx, accountId: number, input: NewApiKey): Promise<IssuedApiKey> {
     const secret = generateApiKey(this.tags);
     const [key] = await preparedQuery<ApiKeyRow>(
@@ -322,14 +296,9 @@ export class ApiKeysService {
     return k;
   }
 
-  /**
-   * The caller's key, read again under the account's row lock: key management of one account is
-   * serialised (two keys revoking each other cannot both pass the last-admin check), and a
-   * caller rotated out or revoked since its request was authenticated is refused.
-   */
+  /** Under the account's row lock: two keys revoking each other cannot both pass the last-admin check. */
+    // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
   private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
-    // NO KEY UPDATE: unlike FOR UPDATE it leaves alone the key-share locks that inserts of the
-    // account's other rows (pets, orders, events) take through their foreign key.
     await preparedQuery(tx.manager, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId]);
     const [me] = await preparedQuery<ApiKeyRow>(
       tx.manager,
@@ -346,7 +315,6 @@ export class ApiKeysService {
     return me;
   }
 
-  /** Whether `k` is a manager and no other manager of the account is left. */
   private async isLastManager(tx: Tx, accountId: number, k: ApiKeyRow): Promise<boolean> {
     if (!k.scopes.includes('admin') || k.rotatedOutAt) return false;
     const [other] = await preparedQuery(
@@ -358,14 +326,13 @@ export class ApiKeysService {
   }
 }
 
-/** From the cached context, before any query (and before an idempotent replay could hand out a secret). */
+/** Before any query, so an idempotent replay cannot hand out a secret. */
 export function assertManages(caller: Caller): void {
   if (!caller.scopes.includes('admin')) {
     throw new ApiError('insufficient_scope', 'Managing keys needs the admin scope, which this API key lacks');
   }
 }
 
-/** A key rotates or revokes only keys it could have made. */
 function assertCovers(manager: ApiKeyRow, target: ApiKeyRow, verb: 'rotate' | 'revoke'): void {
   const { missing, tooLate } = lineage(manager, target.scopes, target.expiresAt);
   if (missing.length || tooLate) {

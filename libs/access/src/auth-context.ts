@@ -1,7 +1,6 @@
 import type { Plan } from './account.entity';
 import type { Scope } from './api-key.entity';
 
-/** Who is calling: set on the request by the API-key middleware once the key checks out. */
 export interface AuthContext {
   accountId: number;
   keyId: number;
@@ -16,7 +15,7 @@ export interface AuthContext {
 
 export const AUTH_INVALIDATION_CHANNEL = 'petstore:auth-invalidate';
 
-/** Published on AUTH_INVALIDATION_CHANNEL whenever a key or an account's plan changes. */
+/** Published whenever a key or an account's plan changes. */
 export interface AuthInvalidation {
   accountId?: number;
   keyHash?: string;

@@ -1,7 +1,4 @@
-/**
- * A bounded map of verified keys that forgets the least recently used entry, and caps each
- * account's entries so that one tenant's many keys cannot push another tenant's out.
- */
+// LRU that also caps each account's entries: one tenant's many keys cannot push another's out.
 export class KeyCache<V extends { accountId: number }> {
   private readonly entries = new Map<string, V>();
   private readonly byAccount = new Map<number, Set<string>>();
@@ -15,7 +12,7 @@ export class KeyCache<V extends { accountId: number }> {
     return this.entries.size;
   }
 
-  /** The entry, now the most recently used. */
+  /** Marks the entry most recently used. */
   get(key: string): V | undefined {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
@@ -45,7 +42,6 @@ export class KeyCache<V extends { accountId: number }> {
     if (!own.size) this.byAccount.delete(value.accountId);
   }
 
-  /** Drops every entry `drop` picks. */
   deleteWhere(drop: (value: V, key: string) => boolean): void {
     for (const [key, value] of this.entries) if (drop(value, key)) this.delete(key);
   }

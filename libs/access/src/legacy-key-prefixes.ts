@@ -2,18 +2,15 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
 
-/** Reloaded this often as well as on invalidations, in case one was missed. */
+// Also reloaded on invalidations; this covers a missed one.
 const RELOAD_MS = 60_000;
 
-/**
- * The display prefixes of live keys issued before tags. A legacy-format key whose prefix is not
- * here was never issued (or is revoked): refused without Postgres. Nothing is added to the set
- * over time (new keys are tagged), so it only shrinks as old keys are revoked or rotated.
- */
+// Live keys issued before tags: a legacy key whose prefix is not here is refused without
+// Postgres. New keys are tagged, so the set only shrinks.
 @Injectable()
 export class LegacyKeyPrefixes {
   private readonly logger = new Logger(LegacyKeyPrefixes.name);
-  /** Undefined until loaded: then every legacy key goes to Postgres. */
+  /** Undefined until loaded: every legacy key goes to Postgres. */
   private prefixes?: Set<string>;
   private timer?: NodeJS.Timeout;
   private loading?: Promise<void>;
@@ -30,7 +27,6 @@ export class LegacyKeyPrefixes {
     clearInterval(this.timer);
   }
 
-  /** False only when the prefix is known not to belong to a live legacy key. */
   mayExist(prefix: string): boolean {
     return this.prefixes === undefined || this.prefixes.has(prefix);
   }

@@ -1,10 +1,7 @@
 import { ApiError } from '@app/errors';
 
-/**
- * What a process may spend on Postgres lookups of keys no cache holds: so many at once and so
- * many started per second (a token bucket holding one second's worth). Beyond it the caller
- * gets 503 with Retry-After: 1, which is not a strike: the key is not at fault.
- */
+// So many lookups at once and so many started per second (token bucket of one second). Beyond it,
+// 503 with Retry-After: 1, which is not a strike: the key is not at fault.
 export class LookupBudget {
   private running = 0;
   private tokens: number;
@@ -19,7 +16,7 @@ export class LookupBudget {
     this.refilledAt = now();
   }
 
-  /** Takes a place, or throws 503 service_unavailable; call the returned function when done. */
+  /** Call the returned function when done. */
   acquire(): () => void {
     const now = this.now();
     this.tokens = Math.min(this.ratePerSecond, this.tokens + ((now - this.refilledAt) * this.ratePerSecond) / 1000);

@@ -5,7 +5,7 @@ export interface Limits {
   perDay: number;
 }
 
-/** The interface's plan table. Enterprise limits live on the account. */
+// Enterprise limits live on the account.
 export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
   free: { perMinute: 60, perDay: 1_000 },
   pro: { perMinute: 300, perDay: 10_000 },
@@ -24,7 +24,7 @@ function checked(limits: Limits, what: string): Limits {
 // Fail at load, not per request, if the table is ever edited into nonsense.
 for (const [plan, limits] of Object.entries(PLAN_LIMITS)) checked(limits, `plan ${plan}`);
 
-/** The limits that apply to an account; an enterprise account without its own limits is a configuration error. */
+/** An enterprise account without its own limits is a configuration error. */
 export function limitsFor(account: { plan: Plan; limitPerMinute: number | null; limitPerDay: number | null }): Limits {
   if (account.plan !== 'enterprise') {
     const limits = PLAN_LIMITS[account.plan];
@@ -34,5 +34,5 @@ export function limitsFor(account: { plan: Plan; limitPerMinute: number | null; 
   return checked({ perMinute: account.limitPerMinute ?? 0, perDay: account.limitPerDay ?? 0 }, 'enterprise account');
 }
 
-/** Callers without a valid key are limited per client address with the Free figures. */
+// Callers without a valid key are limited per client address.
 export const ANONYMOUS_LIMITS: Limits = PLAN_LIMITS.free;

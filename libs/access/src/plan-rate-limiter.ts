@@ -9,17 +9,14 @@ import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
 import { banFlagKey, bucketTag, RateLimitSubject } from './rate-limit-subject';
 import { UsageIndex, usageHashKey } from './usage-counters';
 
-/** The limiter's script command on the shared client. */
 export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** numkeys, then the keys, then the arguments, of every call in the batch. */
     [RATE_LIMIT_COMMAND](...args: (string | number)[]): Result<number[], Context>;
   }
 }
 
-/** One limiter call waiting for its event-loop turn's batch. */
 interface QueuedCall {
   keys: string[];
   args: (string | number)[];
@@ -33,17 +30,14 @@ const decisions = new Counter({
   labelNames: ['outcome', 'plan'] as const,
 });
 const PROBE_MS = 1_000;
-/** Where a call's usage hash and key id sit among its keys and arguments (rate-limit.lua.ts). */
+// Positions in a call's keys and arguments (rate-limit.lua.ts).
 const USAGE_KEY = 5;
 const USAGE_ARG = 9;
-/** How long after a first 429 further refused requests start to count as strikes. */
+// A 429 takes this long to be read: refusals sooner after the first are not strikes.
 export const STRIKE_GRACE_MS = 1_000;
 const MAX_FALLBACK_BUCKETS = 100_000;
-/**
- * Calls per script call at most: a turn can hold thousands (many connections), and one call's
- * 14 values spread as arguments must stay far below V8's argument limit (a RangeError would
- * send the whole batch to the fallback).
- */
+// A turn can hold thousands of calls; each spreads 14 values as arguments, which must stay far
+// below V8's argument limit (a RangeError would send the whole batch to the fallback).
 export const MAX_BATCH = 500;
 
 const fallbackActive = new Gauge({
@@ -55,24 +49,16 @@ const fallbackDecisions = new Counter({
   help: 'Decisions taken by the per-process fallback limiter',
 });
 
-/**
- * The plan limiter: fixed UTC-aligned minute and day windows, both checked and counted in
- * one EVALSHA (ioredis defineCommand falls back to EVAL once after a SCRIPT FLUSH).
- * If Redis fails, a per-process limiter with the same windows answers until it returns.
- *
- * The calls of one event-loop turn are sent as one script call per account (its keys share
- * one Cluster hash tag), applied in order inside Redis as separate calls would be: one command
- * per request cost more CPU than the rest of the check (docs/internals/decisions.md).
- */
+// Fixed UTC minute and day windows checked and counted in one script call per account and
+// event-loop turn (docs/internals/decisions.md); a per-process fallback answers while Redis fails.
 @Injectable()
 export class PlanRateLimiter {
   private readonly logger = new Logger(PlanRateLimiter.name);
   private readonly local = new Map<string, { m: number; d: number; mReset: number; dReset: number }>();
   private degraded = false;
-  /** While degraded, Redis is tried again only from this instant on (once per PROBE_MS), so an
-   * unresponsive Redis costs one request a command timeout per second, not every request. */
+  // An unresponsive Redis costs one request per PROBE_MS a command timeout, not every request.
   private probeAtMs = 0;
-  /** This turn's calls, by bucket; sent when the turn's I/O callbacks have all run. */
+  // By bucket; sent when the turn's I/O callbacks have all run.
   private readonly queued = new Map<string, QueuedCall[]>();
 
   constructor(
@@ -82,8 +68,7 @@ export class PlanRateLimiter {
   ) {
     if (!this.redis[RATE_LIMIT_COMMAND]) {
       this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
-      // The limiter batches its own calls (one per account and event-loop turn): auto-pipelining
-      // would hold each batch back one more turn. ioredis reads this list at each call.
+      // Auto-pipelining would hold each batch back one more turn; ioredis reads this list at each call.
       this.redis.options.autoPipeliningIgnoredCommands = [
         ...(this.redis.options.autoPipeliningIgnoredCommands ?? []),
         RATE_LIMIT_COMMAND,
@@ -95,7 +80,6 @@ export class PlanRateLimiter {
     return this.run(subject, limits, nowMs, 'consume');
   }
 
-  /** The current state without spending anything (GET /rate_limit). */
   peek(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
     return this.run(subject, limits, nowMs, 'peek');
   }
@@ -114,7 +98,6 @@ export class PlanRateLimiter {
     return decision;
   }
 
-  /** The Redis path; on any failure, the fallback answers and the outage is noted. */
   private async shared(
     subject: RateLimitSubject,
     limits: Limits,
@@ -174,7 +157,7 @@ export class PlanRateLimiter {
     this.queued.clear();
   }
 
-  /** The usage hashes a bucket's batch counts into (one per minute it spans), for the worker to find. */
+  // One usage hash per minute the batch spans, for the worker to find.
   private noteUsage(calls: QueuedCall[]): void {
     const first = calls[0];
     const last = calls[calls.length - 1];
@@ -184,7 +167,6 @@ export class PlanRateLimiter {
     }
   }
 
-  /** One script call for the batch; each caller gets its own four numbers, or the batch's error. */
   private async send(calls: QueuedCall[]): Promise<void> {
     const keys: string[] = [];
     const args: (string | number)[] = [];
@@ -208,14 +190,13 @@ export class PlanRateLimiter {
     }
   }
 
-  /** Same windows, this process only; no bans (strikes need the shared view). */
+  // No bans: strikes need the shared view.
   private fallback(bucket: string, limits: Limits, nowMs: number, mode: 'consume' | 'peek'): RateLimitDecision {
     fallbackDecisions.inc();
     const resets = windowResets(nowMs);
     let s = this.local.get(bucket);
     if (!s || s.dReset !== resets.day) s = { m: 0, d: 0, mReset: resets.minute, dReset: resets.day };
     if (s.mReset !== resets.minute) Object.assign(s, { m: 0, mReset: resets.minute });
-    // Bounded memory during a long outage (many client addresses): forget the oldest bucket.
     if (!this.local.has(bucket) && this.local.size >= MAX_FALLBACK_BUCKETS) {
       this.local.delete(this.local.keys().next().value as string);
     }

@@ -3,17 +3,13 @@ import { ApiError } from '@app/errors';
 import { preparedQuery } from '@app/database';
 import type { Plan } from './account.entity';
 
-/** How many of each resource an account may hold at once. */
 export interface Quotas {
-  /** Keys that work, rotated-out ones included until their grace period ends (they still authenticate). */
+  /** Rotated-out keys count until their grace ends (they still authenticate). */
   keys: number;
   webhooks: number;
 }
 
-/**
- * Per plan. Webhooks are capped lower than keys: each one multiplies every event into an
- * outbound POST retried for days, so many of them make the service an amplifier.
- */
+// Webhooks are capped lower: each multiplies every event into an outbound POST retried for days.
 export const PLAN_QUOTAS: Record<Plan, Quotas> = {
   free: { keys: 10, webhooks: 10 },
   pro: { keys: 25, webhooks: 25 },
@@ -32,11 +28,8 @@ const COUNTS: Record<QuotaResource, string> = {
 
 const FREE_ONE: Record<QuotaResource, string> = { keys: 'revoke one', webhooks: 'delete one' };
 
-/**
- * Throws 422 quota_exceeded if the account already holds its plan's number of `resource`.
- * Call it inside the transaction that creates the resource: the account row stays locked until
- * that transaction ends, so of two creates racing for the last place only one gets it.
- */
+// 422 quota_exceeded at the plan's number. Call it inside the creating transaction: the account
+// row stays locked, so of two creates racing for the last place only one gets it.
 export async function assertWithinQuota(
   manager: EntityManager,
   accountId: number,

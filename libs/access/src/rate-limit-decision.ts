@@ -7,21 +7,18 @@ export interface WindowState {
   limit: number;
   used: number;
   remaining: number;
-  /** Unix milliseconds at which this window resets (aligned to the UTC minute or day). */
+  /** Aligned to the UTC minute or day. */
   resetAtMs: number;
 }
 
 export interface RateLimitDecision {
   outcome: 'admitted' | 'limited' | 'banned';
-  /** True when this very request tipped the key into a ban (emit api_key.banned once). */
+  /** This very request tipped the key into a ban (emit api_key.banned once). */
   newlyBanned: boolean;
   minute: WindowState;
   day: WindowState;
-  /** The window the headers describe: fewest remaining (minute on a tie unless the day is exhausted). */
   reported: WindowState;
-  /** Whole seconds (>= 1) the client must wait; set when outcome is not admitted. */
   retryAfterSeconds?: number;
-  /** The answer came from the per-process fallback because Redis was unreachable. */
   fallback: boolean;
 }
 
@@ -35,10 +32,7 @@ export function windowResets(nowMs: number): { minute: number; day: number } {
   };
 }
 
-/**
- * What one limiter call counted (the Lua script's four numbers, or the fallback's):
- * outcome 0 admitted, 1 refused, 2 banned, 3 banned by this request; `ms` until the refusal or ban ends.
- */
+/** outcome 0 admitted, 1 refused, 2 banned, 3 banned by this request; `ms` until the refusal or ban ends. */
 export interface RawCounts {
   outcome: 0 | 1 | 2 | 3;
   minuteCount: number;
@@ -46,7 +40,6 @@ export interface RawCounts {
   ms: number;
 }
 
-/** Builds the decision from raw counters; shared by the Redis path and the fallback. */
 export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: boolean): RateLimitDecision {
   const resets = windowResets(nowMs);
   const win = (name: WindowName, limit: number, used: number, resetAtMs: number): WindowState => ({
@@ -58,21 +51,19 @@ export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: 
   });
   const minute = win('minute', limits.perMinute, raw.minuteCount, resets.minute);
   const day = win('day', limits.perDay, raw.dayCount, resets.day);
-  // Fewest remaining, the minute on a tie, except that an exhausted day window is always the
-  // one reported: it alone decides when requests are admitted again (and it is the window
-  // the Lua script names as refusing), so Reset and Retry-After never disagree.
+  // An exhausted day window is always the one reported: it alone decides when requests are
+  // admitted again, so Reset and Retry-After never disagree.
   const reported = day.remaining < minute.remaining || day.remaining === 0 ? day : minute;
   const outcome = raw.outcome === 0 ? 'admitted' : raw.outcome === 1 ? 'limited' : 'banned';
   const decision: RateLimitDecision = { outcome, newlyBanned: raw.outcome === 3, minute, day, reported, fallback };
   if (outcome !== 'admitted') {
-    // The refusing window's reset (or the ban's end), rounded up to whole seconds, never 0.
     const until = outcome === 'limited' ? reported.resetAtMs - nowMs : raw.ms;
     decision.retryAfterSeconds = Math.max(1, Math.ceil(until / 1000));
   }
   return decision;
 }
 
-/** The response headers of a decision: the X-RateLimit-* set and the IETF draft's pair, from the same numbers. */
+/** The X-RateLimit-* set and the IETF draft's pair, from the same numbers. */
 export function rateLimitHeaders(d: RateLimitDecision, nowMs: number): Record<string, string> {
   const r = d.reported;
   const secondsToReset = Math.max(0, Math.ceil((r.resetAtMs - nowMs) / 1000));

@@ -1,25 +1,16 @@
-/** Keys and arguments of one limiter call inside a batch (PlanRateLimiter sends them in this order). */
 const KEYS_PER_CALL = 6;
 const ARGS_PER_CALL = 10;
-/** Numbers each call answers with, one after the other in the script's flat reply. */
 export const RESULTS_PER_CALL = 4;
 
 import { USAGE_HASH_TTL_MS } from './usage-counters';
 
 /**
- * Checks and counts both windows, strikes and bans in one atomic step, for a batch of calls
- * (one script call per account and event-loop turn; see PlanRateLimiter). Calls are applied
- * in order, exactly as the same number of separate script calls would be.
- * Per call, KEYS: 1 minute counter, 2 day counter, 3 ban flag, 4 strike counter, 5 first refusal (its time),
- *       6 the minute's usage hash (usage-counters.ts)
- * ARGV: 1 minute limit, 2 day limit, 3 ms to minute reset, 4 ms to day reset,
- *       5 strikes before a ban, 6 ban ms, 7 'consume' | 'peek', 8 now (ms), 9 strike grace ms,
- *       10 the key id whose usage this call counts ('' counts none: client addresses)
- * Answers {outcome, minuteCount, dayCount, ms} per call: outcome 0 admitted (or peeked), 1 refused
- * (ms = until the refusing window resets), 2 banned (ms = ban left), 3 banned by this request.
- * A refused request counts in neither window. A request refused at least `strike grace` after
- * the first refusal of the same refusal period is a strike: the client has had time to see a
- * 429 and ignored it. (Requests of one parallel burst arrive before any 429 could be read.)
+ * One atomic step per call of a batch, applied in order as separate calls would be.
+ * KEYS per call: minute, day, ban flag, strikes, first refusal, usage hash. ARGV per call: minute
+ * and day limits, ms to each reset, strikes before a ban, ban ms, 'consume'|'peek', now, strike
+ * grace ms, key id ('' counts no usage). Reply per call: outcome (0 admitted, 1 refused, 2 banned,
+ * 3 banned now), minute count, day count, ms (to reset or ban end). Refusals count in neither
+ * window; one at least the grace after the period's first refusal is a strike.
  */
 export const RATE_LIMIT_LUA = `
 local function limit(k, a)

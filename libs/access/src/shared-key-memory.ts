@@ -4,9 +4,9 @@ import { preparedQuery } from '@app/database';
 import { REDIS, RedisClient } from '@app/redis';
 import { AuthContext } from './auth-context';
 
-/** Long enough to carry keys through a rolling restart; invalidations delete entries sooner. */
+// Carries keys through a rolling restart; invalidations delete entries sooner.
 const TTL_MS = 60 * 60_000;
-/** An entry written by a lookup that raced an invalidation is deleted again this much later. */
+// For a lookup on another replica that raced the first delete.
 const SECOND_DELETE_MS = 2_000;
 
 const keyOf = (hash: string) => `auth:key:${hash}`;
@@ -20,12 +20,7 @@ type Stored = Omit<AuthContext, 'expiresAt' | 'rotatedOutAt' | 'revokedAt'> & {
 const ms = (d: Date | null) => (d ? new Date(d).getTime() : null);
 const date = (n: number | null) => (n === null ? null : new Date(n));
 
-/**
- * Verified keys shared by every API replica in Redis (by key hash), so a replica that has never
- * seen a key, or just started, finds it without Postgres. Written after a Postgres lookup and
- * when a key is issued; deleted (twice, 2 s apart) whenever a key or its account changes. Redis
- * being away only means a Postgres lookup.
- */
+/** Verified keys shared by every API replica (docs/internals/decisions.md); Redis away only means Postgres. */
 @Injectable()
 export class SharedKeyMemory {
   private readonly logger = new Logger(SharedKeyMemory.name);
@@ -60,7 +55,6 @@ export class SharedKeyMemory {
     }
   }
 
-  /** Forgets one key, or every key of an account. */
   async forget(target: { keyHash?: string; accountId?: number }): Promise<void> {
     const hashes = target.keyHash ? [target.keyHash] : [];
     if (target.accountId !== undefined) {
@@ -76,7 +70,7 @@ export class SharedKeyMemory {
     setTimeout(() => void this.delete(hashes), SECOND_DELETE_MS).unref();
   }
 
-  /** One DEL per key: on a cluster the keys lie in different slots. */
+  // One DEL per key: on a cluster the keys lie in different slots.
   private async delete(hashes: string[]): Promise<void> {
     try {
       await Promise.all(hashes.map((hash) => this.redis.del(keyOf(hash))));

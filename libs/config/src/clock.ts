@@ -1,13 +1,10 @@
 import { Injectable } from '@nestjs/common';
 
-/**
- * The time source of request handling (rate-limit windows, sunsets, expiries).
- * Tests replace it (overrideProvider) to cross a UTC midnight or a sunset without waiting;
- * they override `nowMs`, which `now` derives from, so both always agree.
- */
+// Tests override `nowMs` (overrideProvider) to cross a UTC midnight or a sunset without waiting;
+// `now` derives from it, so both agree.
 @Injectable()
 export class Clock {
-  /** Unix milliseconds: the request path's form (no Date allocated per request). */
+  /** No Date allocated per request. */
   nowMs(): number {
     return Date.now();
   }

@@ -4,14 +4,12 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
-// Zod 4: a default is the parsed value (it skips the schema), so transformed variables default
-// to their output (false, not 'false').
+// Zod 4 defaults skip the schema, so a transformed variable defaults to its output (false).
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
 const positiveDays = z.coerce.number().positive().finite();
 
-/** An optional `id:base64key,...` list whose ids follow `rule` (read when parsing: the rules are declared below). */
 const keyList = (rule: () => KeyIdRule) =>
   z
     .string()
@@ -21,10 +19,7 @@ const keyList = (rule: () => KeyIdRule) =>
         for (const message of secretKeyProblems(v, rule())) ctx.addIssue({ code: 'custom', message });
     });
 
-/**
- * Every environment variable the service reads, with its default.
- * This file is the only place that looks at process.env (see loadConfig).
- */
+// Every variable the service reads; loadConfig is the only reader of process.env.
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -41,7 +36,6 @@ const schema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10_000),
   // PgBouncer (or another pooler) in transaction mode: no session state, no named statements.
   DATABASE_TRANSACTION_POOLER: bool.default(false),
-  // Read replicas for reads that may be slightly stale (docs/operations-at-scale.md, "Read replicas").
   DATABASE_REPLICA_URLS: z
     .string()
     .refine(
@@ -59,7 +53,6 @@ const schema = z.object({
     .string()
     .regex(/^\s*[^\s,:]+:\d+(\s*,\s*[^\s,:]+:\d+)*\s*$/, 'must be a comma-separated list of host:port')
     .optional(),
-  // A cluster's credentials and TLS (a single node takes them from REDIS_URL: user:password@, rediss://).
   REDIS_USERNAME: z.string().optional(),
   REDIS_PASSWORD: z.string().optional(),
   REDIS_TLS: bool.default(false),
@@ -77,10 +70,8 @@ const schema = z.object({
   // At most 7 days, as a grace asked for over the API (MAX_ROTATION_GRACE_SECONDS in libs/access).
   KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.max(604_800).default(86_400),
   AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
-  // Postgres lookups of keys no cache holds, per API process: at once, and started per second.
   AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
   AUTH_LOOKUP_RATE: positiveInt.default(500),
-  // `id:base64key,...` (2-character ids, 32-byte keys): the first tags new API keys, all verify.
   API_KEY_TAG_KEYS: keyList(() => TAG_KEY_ID),
   OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
   OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),
@@ -103,35 +94,26 @@ const schema = z.object({
   WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
   // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
   WEBHOOK_CONCURRENCY: positiveInt.default(100),
-  // Deliveries carry the pre-Standard-Webhooks Petstore-Signature until then (docs/events-and-webhooks.md, migration).
   WEBHOOK_LEGACY_SIGNATURE_UNTIL: z.coerce.date().default(new Date('2027-06-01T00:00:00Z')),
-  // Finished records are kept this many days (fractions allowed: 0.5 is 12 hours), then removed
-  // by the worker (docs/operations.md, "Retention and storage").
   RETENTION_MESSAGES_DAYS: positiveDays.default(30),
   RETENTION_EVENTS_DAYS: positiveDays.default(30),
   RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
   RETENTION_INTERVAL_MS: positiveInt.default(60_000),
-  // Name searches (GET /v1/pets?name=) one account runs at once per API process; more wait their turn.
   NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
-  // Usage history (GET /v1/usage): minutes for the 24-hour view, hours for the 30-day one and beyond.
   RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
-  // How often the worker copies finished minutes of usage from Redis into Postgres.
   USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
   DEMO_SEED: bool.default(true),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
-  // Tracing is off unless an OTLP/HTTP collector is named (base URL; spans go to <url>/v1/traces).
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_SERVICE_NAME: z.string().optional(),
   OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
-  // Share of new traces recorded (parent-based: a job or delivery follows its request's decision).
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
-  // `id:base64key,...` (AES-256: 32 bytes each): the first encrypts webhook secrets, all decrypt.
   WEBHOOK_SECRET_KEYS: keyList(() => SECRET_KEY_ID),
 });
 
-/** An IPv4 address in dotted decimal or an IPv6 address, optionally with a /prefix: what Express's proxy-addr takes. */
+// Dotted-decimal IPv4 or IPv6, optional /prefix: what Express's proxy-addr accepts.
 function isAddressOrCidr(entry: string): boolean {
   const [address, prefix, ...rest] = entry.split('/');
   const bits = ipaddr.IPv4.isValidFourPartDecimal(address) ? 32 : ipaddr.IPv6.isValid(address) ? 128 : 0;
@@ -139,7 +121,7 @@ function isAddressOrCidr(entry: string): boolean {
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
 }
 
-/** Hops (0: none) or the trusted proxies' addresses and CIDRs; entries are named by position, not echoed. */
+// Bad entries are named by position, never echoed.
 function trustProxyOf(text: string, ctx: z.RefinementCtx): number | string[] {
   const v = text.trim();
   if (v === 'false') return 0;
@@ -157,10 +139,8 @@ function trustProxyOf(text: string, ctx: z.RefinementCtx): number | string[] {
   return entries;
 }
 
-/** Whole-environment rules: a production process never encrypts under the public development key. */
+// Production never runs on the public development keys.
 const checked = schema.superRefine((e, ctx) => {
-  // A delivery goes with its event (ON DELETE CASCADE): it cannot be kept longer than the event,
-  // and an event must outlive its deliveries' retries.
   if (e.RETENTION_WEBHOOK_DELIVERIES_DAYS > e.RETENTION_EVENTS_DAYS)
     ctx.addIssue({
       code: 'custom',
@@ -185,7 +165,7 @@ const checked = schema.superRefine((e, ctx) => {
       ctx.addIssue({ code: 'custom', path: [name], message: 'required when NODE_ENV=production' });
 });
 
-/** One key that encrypts webhook secrets at rest (AES-256-GCM); `id` is written beside each ciphertext. */
+/** `id` is written beside each ciphertext (or inside each tagged API key). */
 export interface SecretKey {
   id: string;
   key: Buffer;
@@ -196,7 +176,7 @@ interface KeyIdRule {
   says: string;
 }
 const SECRET_KEY_ID: KeyIdRule = { pattern: /^[A-Za-z0-9_-]{1,32}$/, says: '1-32 of [A-Za-z0-9_-]' };
-/** Written inside every API key it tags (libs/access/src/api-key-format.ts). */
+// Written inside every API key it tags, hence two characters.
 const TAG_KEY_ID: KeyIdRule = { pattern: /^[A-Za-z0-9]{2}$/, says: '2 of [A-Za-z0-9]' };
 
 function parseSecretKeys(text: string): SecretKey[] {
@@ -210,7 +190,7 @@ function parseSecretKeys(text: string): SecretKey[] {
     });
 }
 
-/** What is wrong with an `id:base64key,...` value, without echoing any key material. */
+// Never echoes key material.
 function secretKeyProblems(text: string, rule: KeyIdRule): string[] {
   const entries = text
     .split(',')
@@ -232,16 +212,12 @@ function secretKeyProblems(text: string, rule: KeyIdRule): string[] {
   return problems;
 }
 
-/**
- * Outside production, with WEBHOOK_SECRET_KEYS unset: a fixed key anyone can read here, so a
- * development database is as good as plain text. Production refuses to start without real keys.
- */
+// Public on purpose, for development only: production refuses to start without real keys.
 export const DEVELOPMENT_SECRET_KEY: SecretKey = {
   id: 'dev',
   key: createHash('sha256').update('petstore development webhook secret key (public)').digest(),
 };
 
-/** Outside production, with API_KEY_TAG_KEYS unset: a fixed, public key (development keys prove nothing). */
 export const DEVELOPMENT_TAG_KEY: SecretKey = {
   id: 'dv',
   key: createHash('sha256').update('petstore development API key tag key (public)').digest(),
@@ -256,35 +232,22 @@ export interface RedisClusterConfig {
   tls: boolean;
 }
 
-/** Typed, validated configuration. Built once per process by loadConfig(). */
 export class AppConfig {
   readonly port: number;
   readonly workerPort: number;
-  /** The API's /metrics port (0: a free one). */
   readonly metricsPort: number;
   readonly databaseUrl: string;
-  /** Connections per API (and CLI) process. */
   readonly databasePoolSize: number;
-  /** Connections per worker process. */
   readonly workerDatabasePoolSize: number;
   /** Longest a statement may run; the pool holds it per connection, or per transaction behind a pooler. */
   readonly databaseStatementTimeoutMs: number;
-  /** Behind a transaction-mode pooler: nothing may outlive a transaction on a server connection. */
   readonly databaseTransactionPooler: boolean;
-  /** Read replicas for reads that may be slightly stale; empty: the primary serves every read. */
   readonly databaseReplicaUrls: string[];
-  /** A replica lagging more than this is left out until it catches up. */
   readonly databaseReplicaMaxLagMs: number;
   readonly redisUrl: string;
-  /** Set: Redis is a cluster, reached through these seed nodes (redisUrl is not used). */
   readonly redisCluster?: RedisClusterConfig;
   readonly logLevel: Env['LOG_LEVEL'];
-  /** Log to this file instead of stdout (tests scan it for leaked secrets). */
   readonly logFile?: string;
-  /**
-   * Whom the API trusts for X-Forwarded-For: a number of proxy hops (0: none), or the addresses
-   * and CIDRs of the proxies in front of it (a peer outside them is the client itself).
-   */
   readonly trustProxy: number | string[];
   readonly corsOrigins: string[];
   readonly bodyLimitBytes: number;
@@ -293,23 +256,18 @@ export class AppConfig {
   readonly rateLimit: { banStrikes: number; banSeconds: number };
   readonly keyRotationGraceSeconds: number;
   readonly authCacheTtlMs: number;
-  /** Postgres lookups of uncached keys per API process: at once, and per second. */
   readonly authLookup: { concurrency: number; ratePerSecond: number };
-  /** API key tags: the first key signs new keys, every one verifies (rotation). */
   readonly apiKeyTagKeys: SecretKey[];
   readonly outbox: { relayIntervalMs: number; relayGraceMs: number };
   readonly jobs: {
     attempts: number;
     backoffMs: number;
-    /** A crashed worker's jobs run again within about twice this (BullMQ lock and stalled-check period). */
+    /** A crashed worker's jobs run again within about twice this (BullMQ lock and stalled check). */
     lockMs: number;
     concurrency: number;
     sweepIntervalMs: number;
-    /** Message jobs run this many at a time, claimed and finished as one batch. */
     batchSize: number;
-    /** The queues whose jobs this worker runs; undefined: all of them. */
     queues?: string[];
-    /** A queue with jobs waiting that this worker has taken none from for this long is reported stalled. */
     stallMs: number;
   };
   readonly webhooks: {
@@ -317,14 +275,11 @@ export class AppConfig {
     backoffMs: number;
     maxAgeSeconds: number;
     allowPrivateUrls: boolean;
-    /** Deliveries of one account in flight at once, across all workers (fair share of the queue). */
     accountConcurrency: number;
-    /** Deliveries in flight at once in one worker process. */
     concurrency: number;
-    /** Until then deliveries also carry the legacy Petstore-Signature header. */
     legacySignatureUntil: Date;
   };
-  /** Days finished records are kept (orders, accounts, keys, webhooks: for ever), and how often retention runs. */
+  /** Orders, accounts, keys and webhooks are kept for ever. */
   readonly retention: {
     messagesDays: number;
     eventsDays: number;
@@ -333,16 +288,12 @@ export class AppConfig {
     usageHoursDays: number;
     intervalMs: number;
   };
-  /** How often the worker copies finished minutes of usage from Redis into Postgres. */
   readonly usageAggregationIntervalMs: number;
-  /** Name searches one account runs at once in an API process (the rest wait). */
   readonly nameSearchAccountConcurrency: number;
   readonly demoSeed: boolean;
-  /** Opens the worker's queue dashboard (/queues on WORKER_PORT); undefined keeps it off. */
   readonly queueDashboardToken?: string;
   /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
   readonly tracing: { endpoint?: string; serviceName?: string; exportDelayMs: number; sampleRatio: number };
-  /** Webhook secrets at rest: the first key encrypts, every one decrypts (rotation). */
   readonly webhookSecretKeys: SecretKey[];
 
   constructor(e: Env) {
@@ -428,16 +379,10 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
-/** The variable names the service understands, for docs and manifest checks. */
 export const CONFIG_VARIABLES = Object.keys(schema.shape) as (keyof Env)[];
 
-/**
- * Validates the environment and fails with one line naming each bad variable,
- * so a misconfigured container stops at boot instead of misbehaving later.
- * Values are never echoed: a URL may carry a password.
- * Without a `source`, a `.env` file in the working directory fills in what the environment
- * leaves unset (a variable set in the environment wins); `.env.example` lists them all.
- */
+// One line naming each bad variable, never its value (a URL may carry a password). Without
+// `source`, a `.env` file fills in what the environment leaves unset.
 export function loadConfig(source?: Record<string, string | undefined>): AppConfig {
   if (!source && existsSync('.env')) process.loadEnvFile('.env');
   const env = source ?? process.env;
@@ -446,7 +391,6 @@ export function loadConfig(source?: Record<string, string | undefined>): AppConf
   );
   const parsed = checked.safeParse(picked);
   if (!parsed.success) {
-    // One line, whatever the number of problems: start-up failures print one line.
     const byVariable = new Map<string, string[]>();
     for (const i of parsed.error.issues)
       byVariable.set(i.path.join('.'), [...(byVariable.get(i.path.join('.')) ?? []), i.message]);

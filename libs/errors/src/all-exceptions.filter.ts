@@ -6,7 +6,6 @@ import { ErrorCode } from './error-codes';
 const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
 const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** True for "the database (or another backing service) cannot be reached right now". */
 export function isUnavailableError(err: unknown): boolean {
   const e = err as { code?: unknown; driverError?: { code?: unknown }; message?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
@@ -31,11 +30,8 @@ function fromHttpException(e: HttpException): ApiError {
   return new ApiError(code, message);
 }
 
-/**
- * The one place that turns anything thrown into the Error body `{code, message, status}`.
- * Unknown failures become 500 `internal_error` with a fixed message: stack traces, SQL and
- * driver text go nowhere near the client, and the log gets only the error's class and message.
- */
+// The one place that turns anything thrown into the Error body. Unknown failures become 500 with a
+// fixed message: stacks, SQL and driver text never reach the client; the log gets class and message.
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
@@ -66,7 +62,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 }
 
-/** What of an unexpected error may reach a log line: its class, driver code and message, no stack, no SQL. */
+/** No stack, no SQL. */
 export function describe(err: unknown): { type: string; code?: string; message: string } {
   if (err instanceof Error) {
     const code =

@@ -1,12 +1,11 @@
 import { ERROR_STATUS, ErrorCode } from './error-codes';
 
 export interface ErrorDetail {
-  /** Dotted path of the field or parameter at fault, e.g. `categoryId` or `query.limit`. */
   field: string;
   message: string;
 }
 
-/** The Error model of the interface, plus the optional `details` DESIGN.md allows. */
+/** The interface's Error model, plus the optional `details` DESIGN.md allows. */
 export interface ErrorBody {
   code: ErrorCode;
   message: string;
@@ -14,10 +13,7 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-/**
- * A domain error: thrown anywhere, mapped to the Error body by the one exception filter.
- * `headers` lets an error carry what its answer needs (Retry-After on 429/503).
- */
+/** Mapped to the Error body by the one exception filter; `headers` carry e.g. Retry-After. */
 export class ApiError extends Error {
   readonly status: number;
 

@@ -1,4 +1,3 @@
-/** Every value the Error body's `code` can take, with the HTTP status it travels with. */
 export const ERROR_STATUS = {
   invalid_json: 400,
   unsupported_media_type: 400,

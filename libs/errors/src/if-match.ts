@@ -1,12 +1,12 @@
 import { hash } from 'node:crypto';
 import { ApiError } from './api-error';
 
-/** A strong entity tag: a hash of the JSON representation, which is what the client receives. */
+/** Strong: a hash of the JSON representation the client receives. */
 export function entityTag(representation: object): string {
   return tagOfJson(JSON.stringify(representation));
 }
 
-/** One-shot hash (no Hash object per request for the GC to finalise). */
+// One-shot: no Hash object per request for the GC to finalise.
 export function tagOfJson(json: string): string {
   return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`;
 }
@@ -15,10 +15,8 @@ export function entityTags(header: string): string[] {
   return header.split(',').map((t) => t.trim());
 }
 
-/**
- * If-Match on a write: strong comparison (RFC 9110 13.1.1); the caller checks the current
- * representation inside the transaction that holds the row lock, so "current" cannot move.
- */
+// Strong comparison (RFC 9110 13.1.1); the caller checks inside the transaction holding the row
+// lock, so "current" cannot move.
 export function assertIfMatch(header: string | undefined, current: object): void {
   if (!header) return;
   const tag = entityTag(current);
@@ -26,4 +24,3 @@ export function assertIfMatch(header: string | undefined, current: object): void
     throw new ApiError('precondition_failed', 'If-Match does not match the current ETag of the record');
   }
 }
-

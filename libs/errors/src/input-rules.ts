@@ -1,26 +1,20 @@
 import { Matches } from 'class-validator';
 
-/**
- * Characters a name may not hold: C0/C1 controls, bidi embeddings/overrides/isolates and marks
- * (which make `txt.exe` display as `exe.txt` in a console or log), zero-width characters (which make
- * two names look identical), line/paragraph separators and the byte-order mark. Zero-width joiners
- * go too, at the price of emoji ZWJ sequences in names (docs/security.md, Known limits).
- */
+// Controls, bidi overrides and marks (`txt.exe` displayed as `exe.txt`), zero-width characters
+// (look-alike names), line separators and the BOM. ZWJ goes too, at the price of emoji sequences.
 const UNSAFE_CLASS =
   '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff';
 const UNSAFE_NAME_CHARS = new RegExp(`[${UNSAFE_CLASS}]`, 'u');
 
 export const UNSAFE_NAME_MESSAGE = 'must not contain control, bidirectional-override or zero-width characters';
 
-/** Why a name is refused, or undefined when it is fine (the CLI's check; the API's is SafeName). */
+/** The CLI's check; the API's is SafeName. */
 export function nameProblem(name: string): string | undefined {
   return UNSAFE_NAME_CHARS.test(name) ? UNSAFE_NAME_MESSAGE : undefined;
 }
 
-/** The rule as a JSON Schema pattern, for the OpenAPI document of every name field. */
 export const SAFE_NAME_PATTERN = `^[^${UNSAFE_CLASS}]*$`;
 
-/** For every name field of a body DTO: refuses the characters above with a clear message. */
 export const SafeName = () =>
   Matches(new RegExp(SAFE_NAME_PATTERN, 'u'), {
     message: ({ property }) => `${property} ${UNSAFE_NAME_MESSAGE}`,
@@ -28,10 +22,7 @@ export const SafeName = () =>
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/i;
 
-/**
- * An RFC 3339 date-time whose fields name a real instant, as a Date; undefined otherwise.
- * `new Date('2027-02-30T00:00:00Z')` silently means March 2: this refuses it instead.
- */
+/** `new Date('2027-02-30T00:00:00Z')` silently means March 2: this refuses it. */
 export function parseDateTime(text: string): Date | undefined {
   const m = DATE_TIME.exec(text);
   if (!m) return undefined;
@@ -43,11 +34,8 @@ export function parseDateTime(text: string): Date | undefined {
   return new Date(text);
 }
 
-/**
- * An id as text: 1..2^53-1 (9007199254740991) without leading zeros, spelled out digit by digit so
- * the document's pattern refuses exactly what the API refuses (a bare {1,16} digits would let
- * 9007199254740992 through, which the API answers 400). Groups, no anchors: for composing.
- */
+// 1..2^53-1 spelled out digit by digit, so the document's pattern refuses exactly what the API
+// refuses (a bare {1,16} digits would let 2^53 through). Groups, no anchors: for composing.
 export const SAFE_ID_TEXT =
   '([1-9][0-9]{0,14}|[1-8][0-9]{15}|900[0-6][0-9]{12}|90070[0-9]{11}|90071[0-8][0-9]{10}|900719[0-8][0-9]{9}|' +
   '9007199[0-1][0-9]{8}|90071992[0-4][0-9]{7}|900719925[0-3][0-9]{6}|9007199254[0-6][0-9]{5}|' +

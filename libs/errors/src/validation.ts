@@ -11,10 +11,6 @@ function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   });
 }
 
-/**
- * class-validator for every body, query and path DTO. Bodies fail with `validation_failed`,
- * query and path parameters with `invalid_parameter`; both name each field at fault.
- */
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   constructor() {
@@ -27,16 +23,13 @@ export class ApiValidationPipe extends ValidationPipe {
     });
   }
 
-  /**
-   * Path parameters stay strings here: the default Number('0x10') conversion would hand 16 to
-   * ParseIdPipe, which must see the raw text to refuse hex, exponents and blanks.
-   */
+  // Path parameters stay strings: Number('0x10') would hand 16 to ParseIdPipe, which refuses hex.
   protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
     return metadata.type === 'param' ? value : super.transformPrimitive(value, metadata);
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    // No body at all is an empty object: a DTO whose fields are all optional needs none.
+    // A DTO whose fields are all optional needs no body.
     if (metadata.type === 'body' && value === undefined) value = {};
     if (metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
       if (metadata.metatype && metadata.metatype !== Object) {
@@ -56,7 +49,7 @@ export class ApiValidationPipe extends ValidationPipe {
   }
 }
 
-/** Path ids are int64 in the interface; we accept 1..2^53-1 and answer 400 otherwise. */
+/** int64 in the interface; we accept 1..2^53-1. */
 @Injectable()
 export class ParseIdPipe implements PipeTransform<string, number> {
   transform(value: string, metadata: ArgumentMetadata): number {
@@ -71,21 +64,14 @@ export class ParseIdPipe implements PipeTransform<string, number> {
   }
 }
 
-/**
- * For `@Transform(toDateTime)` + `@IsDate()` on a `format: date-time` body field: only an
- * RFC 3339 string naming a real instant (not `02-30`) becomes a Date. `@Type(() => Date)` would also turn numbers, booleans and
- * strings like "2026" into dates, accepting what the document says is invalid.
- */
+// Only an RFC 3339 string naming a real instant becomes a Date: `@Type(() => Date)` would also
+// turn numbers, booleans and "2026" into dates that the document calls invalid.
 export function toDateTime({ value }: { value: unknown }): unknown {
   return typeof value === 'string' ? (parseDateTime(value) ?? value) : value;
 }
 
-/**
- * An optional field: it may be absent, and `null` only where `nullable` says so (the document
- * marks those `nullable: true`). class-validator's own IsOptional skips every validator for
- * `null` too, which let `{"name": null}` through fields the document does not let be null
- * (eslint forbids importing it).
- */
+// `null` only where `nullable` says so. class-validator's own IsOptional skips every validator for
+// `null` too (eslint forbids importing it).
 export function IsOptional({ nullable = false }: { nullable?: boolean } = {}): PropertyDecorator {
   const notNull = ValidateBy({
     name: 'isNotNull',

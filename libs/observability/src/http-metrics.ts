@@ -10,7 +10,7 @@ const httpDuration = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 });
 
-/** Counts and times every request; the route label is the template, never the raw path. */
+// The route label is the template, never the raw path.
 export function httpMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
   const end = httpDuration.startTimer();
   res.once('finish', () => {

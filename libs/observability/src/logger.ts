@@ -7,12 +7,9 @@ import pino, { Logger } from 'pino';
 import { AppConfig } from '@app/config';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-/** API-key-shaped text (the `pst_` prefix of libs/access's key format, in any case): kept out of logs. */
+// The `pst_` prefix of an API key, in any case.
 const KEY_SHAPED = /pst_[0-9A-Za-z]+/gi;
-/**
- * A request id that could be a key: the prefix in any spelling, or a run of 32+ letters and
- * digits beyond hex (a key's secret part is 38 base62 characters; hex trace ids stay allowed).
- */
+// The prefix in any spelling, or 32+ letters and digits beyond hex (hex trace ids stay allowed).
 const KEY_LIKE_ID = /pst[._-]|[0-9A-Za-z]*[g-zG-Z][0-9A-Za-z]*/gi;
 
 export function redactKeys(text: string): string {
@@ -23,10 +20,7 @@ function looksLikeKey(id: string): boolean {
   return (id.match(KEY_LIKE_ID) ?? []).some((run) => run.length >= 32 || /^pst[._-]$/i.test(run));
 }
 
-/**
- * A path as it may be logged: percent-decoded first (a few rounds, for double encoding) so
- * `pst%5F...` is redacted like `pst_...`; a path that does not decode is redacted as sent.
- */
+/** Percent-decoded first (a few rounds) so `pst%5F...` is redacted like `pst_...`. */
 export function loggablePath(url: string): string {
   let path = url.split('?')[0];
   for (let round = 0; round < 3 && path.includes('%'); round++) {
@@ -41,11 +35,7 @@ export function loggablePath(url: string): string {
   return redactKeys(path);
 }
 
-/**
- * The caller's X-Request-Id when it is safe (1-64 of [A-Za-z0-9._-], nothing key-like), else a
- * fresh one; echoed on the response. A key sent as the id (a client mixing up headers, or a
- * probe of our redaction) would otherwise be echoed and logged on every line of the request.
- */
+// A key sent as the id (mixed-up headers, a probe of our redaction) would be echoed and logged.
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : randomUUID();
@@ -55,15 +45,8 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
 
 const roots = new Map<string, Logger>();
 
-/**
- * One JSON logger per app and process. Writes are asynchronous (no sync I/O per request)
- * and flushed on exit. Errors are logged as class and message only: no stack, no SQL.
- */
-/**
- * The log file is opened synchronously, once: a destination that opens it asynchronously is not
- * ready for pino's flush at exit when a process fails within its first milliseconds (a port in
- * use), and that flush then throws instead of writing the line.
- */
+// Opened synchronously: an asynchronous destination is not ready for pino's flush at exit when
+// a process fails within its first milliseconds, and that flush then throws instead of writing.
 function openLogFile(file: string | undefined): number {
   if (!file) return 1;
   mkdirSync(dirname(file), { recursive: true });
@@ -87,12 +70,8 @@ export function rootLogger(config: AppConfig, app: string): Logger {
   return logger;
 }
 
-/**
- * The access log: one line per answered request with its id, method, path, status and
- * duration, and deliberately no headers or query string, so the Authorization header never
- * reaches a log line. No child logger per request (docs/internals/decisions.md): lines logged
- * inside a request name its id explicitly, as the exception filter does.
- */
+// No headers or query string, so the Authorization header never reaches a log line; no child
+// logger per request (docs/internals/decisions.md).
 export function accessLog(logger: Logger) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const id = requestId(req, res);
@@ -103,7 +82,6 @@ export function accessLog(logger: Logger) {
       const line = {
         reqId: id,
         method: req.method,
-        // A key pasted into a path (GET /keys/pst_..., pst%5F...) must not reach the log either.
         path: loggablePath(url),
         status: res.statusCode,
         ms: Math.round(performance.now() - started),
@@ -116,17 +94,12 @@ export function accessLog(logger: Logger) {
   };
 }
 
-/** Probes and scrapes: frequent, uninteresting, and counted by the metrics anyway. */
 const QUIET_PATHS = /^\/(health|metrics)/;
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
-/**
- * Nest's LoggerService over the process's pino logger. Services log as
- * `logger.warn({ err }, 'message')`; Nest appends the logger's context (the class name) as
- * the last argument. Anything else Nest passes (a stack trace, for one) is dropped: stacks
- * stay out of the logs.
- */
+// Nest appends the logger's context as the last argument; anything else it passes (a stack
+// trace) is dropped: stacks stay out of the logs.
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly pino: Logger) {}
 

@@ -8,7 +8,6 @@ import { within } from './within';
 export type Dependency = 'postgres' | 'redis';
 
 export interface Readiness {
-  /** Every dependency the app cannot serve without is up. */
   ready: boolean;
   /** `degraded`: ready, but a dependency it can do without is down. */
   status: 'ok' | 'degraded' | 'unavailable';
@@ -17,7 +16,6 @@ export interface Readiness {
 
 const TIMEOUT_MS = 1_000;
 
-/** The dependencies down, as the `details` of a 503 body. */
 export function unreachable(r: Readiness): { field: Dependency; message: string }[] {
   return (Object.keys(r.checks) as Dependency[])
     .filter((d) => r.checks[d] === 'down')
@@ -30,7 +28,6 @@ function verdict(required: readonly Dependency[], checks: Readiness['checks']): 
   return { ready, status, checks };
 }
 
-/** The service each scrape asks: the last one built (one per process outside the tests). */
 const scraped: { service?: ReadinessService } = {};
 
 const dependencyUp = new Gauge({
@@ -42,13 +39,9 @@ const dependencyUp = new Gauge({
   },
 });
 
-/**
- * Can this process reach Postgres and Redis right now? Each app says which of them it cannot
- * serve without (docs/operations.md, "Health checks"); the others only make it degraded.
- */
+// Each app names the dependencies it cannot serve without; the others only make it degraded.
 @Injectable()
 export class ReadinessService implements OnModuleDestroy {
-  /** The last check, by when it started; shared by every caller until it is settled and too old. */
   private recent?: { startedAt: number; settled: boolean; checks: Promise<Readiness['checks']> };
 
   constructor(
@@ -58,7 +51,6 @@ export class ReadinessService implements OnModuleDestroy {
     scraped.service = this;
   }
 
-  /** Pings both (1 s each, in parallel) and updates petstore_dependency_up. */
   async dependencies(): Promise<Readiness['checks']> {
     const [pg, rd] = await Promise.allSettled([
       within(preparedQuery(this.dataSource, 'SELECT 1', []), TIMEOUT_MS),
@@ -66,22 +58,18 @@ export class ReadinessService implements OnModuleDestroy {
     ]);
     const checks = {
       postgres: pg.status === 'fulfilled' ? 'up' : 'down',
-      // A cluster that cannot serve every slot is down: some accounts' and queues' keys are unreachable.
+      // A cluster that cannot serve every slot is down: some accounts' keys are unreachable.
       redis: rd.status === 'fulfilled' && rd.value ? 'up' : 'down',
     } as const;
     for (const [dependency, state] of Object.entries(checks)) dependencyUp.set({ dependency }, state === 'up' ? 1 : 0);
     return checks;
   }
 
-  /** Ready when every dependency in `required` is up. */
   async check(required: readonly Dependency[]): Promise<Readiness> {
     return verdict(required, await this.dependencies());
   }
 
-  /**
-   * As check(), from a check started at most `maxAgeMs` ago, or the one in flight: probes from
-   * every kubelet and load balancer, however many at once, cost Postgres one query a second.
-   */
+  /** Probes from every kubelet and load balancer cost Postgres at most one query per `maxAgeMs`. */
   async recentCheck(required: readonly Dependency[], maxAgeMs = 1_000): Promise<Readiness> {
     const now = performance.now();
     if (!this.recent || (this.recent.settled && now - this.recent.startedAt >= maxAgeMs)) {

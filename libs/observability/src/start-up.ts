@@ -2,10 +2,9 @@ import { Client } from 'pg';
 import { connectRedis, RedisTarget, redisServes } from '@app/redis';
 import { within } from './within';
 
-/** How long a start-up waits for Postgres or Redis before it gives up (TypeORM would retry 9 x 3 s). */
+// TypeORM's own retries would take 9 x 3 s.
 const CONNECT_TIMEOUT_MS = 2_000;
 
-/** A start-up failure whose message is the one line to print: it names the variable or service. */
 export class StartUpError extends Error {}
 
 function where(url: string, defaultPort: number): string {
@@ -18,10 +17,7 @@ function reason(err: unknown): string {
   return (e.message || e.code || String(err)).replace(/\s+/g, ' ');
 }
 
-/**
- * Fails with one line naming DATABASE_URL when its Postgres cannot be reached or refuses the
- * login or the database. The URL itself is never printed: it may carry a password.
- */
+// The URL is never printed: it may carry a password.
 export async function requirePostgres(databaseUrl: string): Promise<void> {
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // A server that drops the connection after accepting it emits 'error' besides the rejection.
@@ -36,11 +32,7 @@ export async function requirePostgres(databaseUrl: string): Promise<void> {
   }
 }
 
-/**
- * Fails with one line naming REDIS_URL (or REDIS_CLUSTER_NODES) when Redis cannot be reached
- * (one attempt, no retries), when a cluster does not serve every slot, or when REDIS_URL names
- * a node of a cluster (which would answer MOVED for most keys).
- */
+// REDIS_URL naming a node of a cluster would answer MOVED for most keys: refused too.
 export async function requireRedis(target: RedisTarget): Promise<void> {
   const variable = target.redisCluster ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
   const at = target.redisCluster
@@ -76,10 +68,6 @@ export async function requireRedis(target: RedisTarget): Promise<void> {
   if (problem) throw new StartUpError(`Redis at ${at} (${variable}) ${problem}`);
 }
 
-/**
- * Runs a process's start-up. Whatever fails (configuration, a dependency, the port) is printed as
- * one line on stderr, with no stack trace, and the process exits 1.
- */
 export function startOrExit(app: string, start: () => Promise<void>): void {
   start().catch((err: unknown) => {
     process.stderr.write(`${app} failed to start: ${reason(err)}\n`);

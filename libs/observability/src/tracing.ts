@@ -3,21 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@app/config';
 
-/**
- * The one place that talks to OpenTelemetry; features use the small API below. Tracing is off
- * unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and then nothing of OpenTelemetry is even loaded:
- * every function here is a plain call-through (or returns undefined), so the request path
- * costs what it did without tracing.
- *
- * Context crosses the queue as a W3C `traceparent` string stored with the durable record
- * (outbox row, job data, event, webhook delivery, message, order), because jobs are also
- * (re-)enqueued from Postgres rows by the outbox relay and the lost-job sweep.
- */
+// Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and then nothing of OpenTelemetry is loaded.
+// Context crosses the queue as a `traceparent` stored with the durable record (relay, sweep).
 
 type SpanKindName = 'server' | 'client' | 'producer' | 'consumer' | 'internal';
 type Attributes = Record<string, string | number | boolean | undefined>;
 
-/** What code inside a span may add to it once it knows more (a status code, a failure). */
 export interface SpanNotes {
   set(attributes: Attributes): void;
   fail(reason: string): void;
@@ -33,10 +24,7 @@ interface Tracing {
 
 let tracing: Tracing | undefined;
 
-/**
- * Starts exporting spans (OTLP/HTTP, JSON) when the configuration names an endpoint. Call it
- * once per process, first thing in main; `app` names the service unless OTEL_SERVICE_NAME does.
- */
+/** Call it once per process, first thing in main. */
 export function initTracing(config: AppConfig, app: string): void {
   const { endpoint, serviceName, exportDelayMs, sampleRatio } = config.tracing;
   if (!endpoint || tracing) return;
@@ -55,7 +43,6 @@ export function initTracing(config: AppConfig, app: string): void {
   const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', endpoint.replace(/\/?$/, '/')).href });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName ?? `petstore-${app}` }),
-    // A new trace is kept with probability sampleRatio; its jobs and deliveries follow that decision.
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRatio) }),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: exportDelayMs })],
   });
@@ -69,7 +56,6 @@ export function tracingEnabled(): boolean {
   return tracing !== undefined;
 }
 
-/** Exports the spans still buffered when the app closes (both apps list it as a provider). */
 @Injectable()
 export class TracingFlushService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
@@ -77,7 +63,6 @@ export class TracingFlushService implements OnApplicationShutdown {
   }
 }
 
-/** The active span's context as a W3C traceparent, to store with a record or send as a header. */
 export function currentTraceparent(): string | undefined {
   if (!tracing) return undefined;
   const carrier: { traceparent?: string } = {};
@@ -85,7 +70,6 @@ export function currentTraceparent(): string | undefined {
   return carrier.traceparent;
 }
 
-/** Runs `fn` in a new span, a child of the active one; the span records a thrown error. */
 export function withSpan<T>(
   name: string,
   kind: SpanKindName,
@@ -110,10 +94,7 @@ export function withSpan<T>(
   });
 }
 
-/**
- * withSpan() continuing the trace of `traceparent` (from a record or a job) instead of the
- * active context; with no (or a malformed) traceparent the span starts a new trace.
- */
+/** Continues `traceparent`'s trace; with none (or a malformed one) starts a new trace. */
 export function runInTrace<T>(
   traceparent: string | null | undefined,
   name: string,
@@ -127,10 +108,6 @@ export function runInTrace<T>(
   return api.context.with(parent, () => withSpan(name, kind, attributes, fn));
 }
 
-/**
- * Express middleware: one server span per request, continuing a caller's traceparent, named
- * after the route template once routing has matched it. Installed only when tracing is on.
- */
 export function httpTracingMiddleware(req: IncomingMessage, res: ServerResponse, next: () => void): void {
   if (!tracing) return next();
   const { api, tracer } = tracing;
@@ -141,7 +118,6 @@ export function httpTracingMiddleware(req: IncomingMessage, res: ServerResponse,
     parent,
   );
   const ctx = api.trace.setSpan(parent, span);
-  // 'close' also comes when the client went away before the answer.
   res.once('close', () => {
     const route = (req as IncomingMessage & { route?: { path?: string } }).route?.path;
     if (route) {

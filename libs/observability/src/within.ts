@@ -1,7 +1,4 @@
-/**
- * The promise's outcome, or a rejection naming `what` once `ms` have passed (the timer never
- * outlives the race). The work itself is not cancelled.
- */
+/** The work itself is not cancelled. */
 export async function within<T>(promise: Promise<T>, ms: number, what?: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -2,21 +2,16 @@ import { Cluster, ClusterOptions } from 'ioredis';
 
 type Address = { host: string; port: number };
 
-/** Cluster options with ioredis's default reply mapping (legacy: RESP2 shapes), which the class's type is for. */
+// The class's type is for ioredis's default reply mapping (legacy: RESP2 shapes).
 type LegacyClusterOptions = ClusterOptions & {
   redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
 };
 
-/**
- * A Redis Cluster client that starts again from every node it has seen, not only from its seeds.
- *
- * ioredis restarts a client, and every `duplicate()` BullMQ makes, from its seeds only; with the
- * seeds gone, a copy never reconnects (docs/internals/decisions.md). Here the client and its
- * copies share one list: the seeds, then the nodes of the last slots refresh. This relies on
- * ioredis keeping the array it is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
- */
+// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
+// the last slots refresh (docs/internals/decisions.md). It relies on ioredis keeping the array it
+// is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
 export class LearningCluster extends Cluster {
-  /** `startup` begins with the seeds, `seeds` long; the rest is what the client learnt. */
+  /** The first `seeds` entries are the seeds; the rest is what the client learnt. */
   private constructor(
     private readonly startup: Address[],
     private readonly seeds: number,
@@ -34,7 +29,7 @@ export class LearningCluster extends Cluster {
     );
   }
 
-  /** A copy on the same list of startup nodes (unless it is given its own). */
+  /** Shares the startup nodes unless given its own. */
   override duplicate(overrideStartupNodes: Address[] = [], overrideOptions: ClusterOptions = {}): Cluster {
     if (overrideStartupNodes.length) return super.duplicate(overrideStartupNodes, overrideOptions);
     return new LearningCluster(this.startup, this.seeds, {

@@ -4,30 +4,22 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis';
 import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
 
-/** What a listener of a channel is told. */
 export interface BroadcastListener {
   onMessage(message: string): void;
-  /** Subscribed (again): messages published from now on arrive. */
   onListening(): void;
-  /** The subscription is lost: messages may be missed until onListening. */
+  /** Messages may be missed until onListening. */
   onDeaf(): void;
 }
 
-/** Marks this process's liveness probes on a cluster channel; listeners never see them. */
 const PROBE = '\u0000probe:';
 const PROBE_TIMEOUT_MS = 1_000;
 
-/**
- * Messages to every process of the service (cache invalidations): at most once, to whoever is
- * subscribed. On one node, plain pub/sub. On a cluster, sharded pub/sub (Redis 7): a channel
- * lives on the shard of its slot, so a message costs that shard alone instead of crossing every
- * node's cluster bus, and ioredis follows the slot through failovers.
- */
+// At most once, to whoever is subscribed. A cluster uses sharded pub/sub: a message costs its
+// slot's shard alone instead of crossing every node's bus, and ioredis follows failovers.
 @Injectable()
 export class RedisBroadcast {
   private readonly probes = new Map<string, () => void>();
   private readonly listeners = new Map<string, BroadcastListener>();
-  /** Channels subscribed on the current connection(s). */
   private readonly listening = new Set<string>();
 
   constructor(
@@ -44,7 +36,7 @@ export class RedisBroadcast {
     else await this.publisher.publish(channel, message);
   }
 
-  /** Subscribes on every (re)connect: the fail-fast client does not queue commands while offline. */
+  /** On every (re)connect: the fail-fast client does not queue commands while offline. */
   listen(channel: string, listener: BroadcastListener): void {
     this.listeners.set(channel, listener);
     const heard = () => {
@@ -69,11 +61,8 @@ export class RedisBroadcast {
     });
   }
 
-  /**
-   * Proves the subscription alive, or rejects within a second and subscribes again. A connection can die without closing (a silent partition), and then nothing says so.
-   * One node: a PING on the subscriber's connection. A cluster spreads its subscriptions over
-   * shards, so the probe is a message to ourselves over the channel's own path.
-   */
+  // A connection can die without closing (a silent partition). One node: a PING on the subscriber;
+  // a cluster spreads subscriptions over shards, so the probe is a message to ourselves.
   async probe(channel: string): Promise<void> {
     try {
       if (!this.sharded) {
@@ -91,15 +80,13 @@ export class RedisBroadcast {
         });
         this.publisher.spublish(channel, token).catch(reject);
       }).finally(() => this.probes.delete(token));
-      // Heard back: whatever was published after our own message reaches us.
       if (!this.listening.has(channel)) {
         this.listening.add(channel);
         this.listeners.get(channel)?.onListening();
       }
     } catch (err) {
       if (this.listening.delete(channel)) this.listeners.get(channel)?.onDeaf();
-      // A node connection reconnects (and subscribes on 'ready'); a cluster keeps its other
-      // shards' connections and asks the channel's shard again.
+      // A node connection reconnects and subscribes on 'ready'; a cluster asks the channel's shard again.
       if (this.sharded) void this.subscriber.ssubscribe(channel).catch(() => undefined);
       else this.subscriber.disconnect(true);
       throw err;

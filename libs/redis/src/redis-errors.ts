@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { RedisClient } from './redis';
 
-/** What went wrong, in words an operator can act on (the metric's `kind` label). */
+/** The metric's `kind` label, in words an operator can act on. */
 export type RedisErrorKind = 'connection' | 'crossslot' | 'redirection' | 'cluster_down' | 'other';
 
 const errors = new Counter({
@@ -11,7 +11,6 @@ const errors = new Counter({
   labelNames: ['client', 'kind'] as const,
 });
 
-/** Classifies an error of ioredis (node or cluster) or of Redis itself. */
 export function redisErrorKind(err: Error): RedisErrorKind {
   const message = err.message ?? '';
   if (message.startsWith('CROSSSLOT')) return 'crossslot';
@@ -23,18 +22,15 @@ export function redisErrorKind(err: Error): RedisErrorKind {
   return 'other';
 }
 
-/** Counts an error a caller caught (a failed command, which the client itself never emits). */
+/** A failed command, which the client itself never emits. */
 export function countRedisError(client: string, err: Error): RedisErrorKind {
   const kind = redisErrorKind(err);
   errors.inc({ client, kind });
   return kind;
 }
 
-/**
- * Without a listener, ioredis prints every error with its stack to stderr. Each error is counted
- * by kind, and logged once per distinct message until the client is ready again: an outage, or a
- * cluster misconfiguration, fails every retry alike.
- */
+// Without a listener, ioredis prints every error with its stack. Logged once per distinct
+// message until ready again: an outage fails every retry alike.
 export function watchErrors(client: RedisClient, name: string): void {
   const logger = new Logger('Redis');
   let last: string | undefined;

@@ -17,7 +17,6 @@ class RedisLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** The shared command client, a pub/sub subscriber connection and the broadcast over them. */
 @Global()
 @Module({
   providers: [

@@ -4,23 +4,17 @@ import type { AppConfig } from '@app/config';
 import { LearningCluster } from './learning-cluster';
 import { watchErrors } from './redis-errors';
 
-/** A client of one node (REDIS_URL) or of a cluster (REDIS_CLUSTER_NODES): the same commands. */
 export type RedisClient = Redis | Cluster;
 
-/** Where Redis is, as AppConfig says. */
 export type RedisTarget = Pick<AppConfig, 'redisUrl' | 'redisCluster'>;
 
-/** Reconnect for ever with a capped delay: Redis coming back must need no restart. */
+// Redis coming back must need no restart.
 const reconnectDelay = (times: number) => Math.min(times * 200, 2_000);
 
-/**
- * RESP2, as before ioredis 6 (which speaks RESP3 unless told otherwise). Under RESP3 a Lua
- * script's `false` reaches the client as a boolean (ioredis maps it to 0), where RESP2 gives
- * null: our scripts and BullMQ's were written against RESP2's conversions.
- */
+// RESP2, as before ioredis 6: under RESP3 a Lua `false` reaches the client as 0, not null, and
+// our scripts and BullMQ's were written against RESP2's conversions.
 const PROTOCOL = 2;
 
-/** Connection options from REDIS_URL (db index in the path, password in the userinfo). */
 export function redisOptions(url: string): RedisOptions & { retryStrategy: typeof reconnectDelay } {
   const u = new URL(url);
   return {
@@ -35,11 +29,7 @@ export function redisOptions(url: string): RedisOptions & { retryStrategy: typeo
   };
 }
 
-/**
- * A new client of the target with the given per-connection options (timeouts, retries, offline
- * queue). On a cluster the offline queue, auto-pipelining and the reconnect policy are the
- * cluster's own; every other option applies to each node's connection. The protocol is ours.
- */
+/** On a cluster the offline queue, auto-pipelining and reconnect policy are the cluster's own. */
 export function connectRedis(
   target: RedisTarget,
   options: Omit<RedisOptions, 'protocol' | 'replyMapping'>,
@@ -61,10 +51,8 @@ export function connectRedis(
   });
 }
 
-/**
- * A client for request-path commands: fails fast instead of queueing while Redis is down,
- * so callers can fall back (limiter) or degrade (cache) within a bounded time.
- */
+// Fails fast instead of queueing while Redis is down, so callers can fall back (limiter) or
+// degrade (cache) within a bounded time.
 export function createFailFastClient(
   target: RedisTarget,
   name: string,
@@ -77,8 +65,7 @@ export function createFailFastClient(
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: 1_000,
-      // Commands issued in the same event-loop tick (concurrent requests' idempotency claims, for
-      // one) leave in one write: each socket write is a system call and a wake-up of Redis.
+      // Commands of one event-loop tick leave in one write: each write is a system call and a Redis wake-up.
       enableAutoPipelining: true,
     },
     cluster,
@@ -87,32 +74,23 @@ export function createFailFastClient(
   return client;
 }
 
-/**
- * Does the client reach a Redis that serves every key? A node answers PING; a cluster node
- * must also see all slots served (CLUSTER INFO's cluster_state), which a master lost without a
- * replica, or a failover in progress, turns to `fail`.
- */
+/** A cluster must also see all slots served: a master lost without a replica, or a failover, fails it. */
 export async function redisServes(client: RedisClient): Promise<boolean> {
   if (!(client instanceof Cluster)) return !(await isClusterNode(client));
   const info = (await client.cluster('INFO')) as string;
   return /^cluster_state:ok\r?$/m.test(info);
 }
 
-/**
- * A node of a cluster reached as a single node (REDIS_URL pointed at one): it answers PING, and
- * then MOVED for most keys. Never serving: configure REDIS_CLUSTER_NODES instead.
- */
+/** A cluster node reached as a single node answers PING, then MOVED for most keys. */
 export async function isClusterNode(client: Redis): Promise<boolean> {
   return /^cluster_enabled:1\r?$/m.test(await client.info('cluster'));
 }
 
-/** An INFO section of the node, or of each master of a cluster (memory is per master). */
 export async function infoOfEachMaster(client: RedisClient, section: string): Promise<string[]> {
   if (!(client instanceof Cluster)) return [await client.info(section)];
   return Promise.all(client.nodes('master').map((node) => node.info(section)));
 }
 
-/** Resolves once a fail-fast client is connected (its commands fail, not wait, before that). */
 export async function whenReady(client: RedisClient, timeoutMs = 2_000): Promise<void> {
   if (client.status === 'ready') return;
   await once(client, 'ready', { signal: AbortSignal.timeout(timeoutMs) }).catch(() => {

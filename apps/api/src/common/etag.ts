@@ -3,22 +3,15 @@ import { entityTags, tagOfJson } from '@app/errors';
 
 const READS = new Set(['GET', 'HEAD']);
 
-/**
- * If-None-Match: weak comparison (RFC 9110 13.1.2). Evaluated here rather than by Express's
- * `fresh`, which ignores it when the request says `Cache-Control: no-cache`, as every fetch()
- * sending If-None-Match does: that directive is for caches, not for the origin.
- */
+// Not Express's `fresh`, which ignores If-None-Match under `Cache-Control: no-cache`, as every
+// fetch() sending it does: that directive is for caches, not the origin.
 function noneMatchHits(header: string | undefined, tag: string): boolean {
   if (!header) return false;
   return entityTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === tag);
 }
 
-/**
- * For single-record reads and writes: sets `ETag` and returns the JSON text it was computed
- * from, which the handler answers with (serialised once); a read whose If-None-Match names
- * the tag gets 304 and no body. Express's own etag is disabled app-wide: only these answers
- * carry one. A call in the handler, not an interceptor (docs/internals/decisions.md).
- */
+// Returns the JSON the tag was computed from (serialised once), or undefined for a 304. A call in
+// the handler, not an interceptor (docs/internals/decisions.md).
 export function taggedJson(res: Response, representation: object): string | undefined {
   const json = JSON.stringify(representation);
   const tag = tagOfJson(json);
@@ -31,7 +24,6 @@ export function taggedJson(res: Response, representation: object): string | unde
   return json;
 }
 
-/** OpenAPI description of the If-Match header on conditional writes. */
 export const IF_MATCH_HEADER = {
   name: 'If-Match',
   required: false,

@@ -7,19 +7,17 @@ import type { Response } from 'express';
 
 export const MAX_PAGE_SIZE = 100;
 
-/** The OpenAPI description of the Link header of a paged answer. */
 export const LINK_HEADER = {
   Link: { description: 'The next page: `<...>; rel="next"`', schema: { type: 'string' } },
 };
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
-/** A decimal integer query parameter; anything else (`0x10`, `1e3`, ` 7`) becomes NaN so validation names it. */
+/** `0x10`, `1e3`, ` 7` become NaN so validation names them. */
 export const IntParam = () =>
   Transform(({ value }) =>
     typeof value === 'string' ? (/^(0|[1-9][0-9]{0,15})$/.test(value) ? Number(value) : NaN) : value,
   );
 
-/** The page size of every list. */
 export class PageLimit {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })
   @IntParam()
@@ -29,7 +27,7 @@ export class PageLimit {
   limit: number = 20;
 }
 
-/** Keyset pagination over integer ids, shared by every such list; filters extend this class. */
+/** Filters extend this class. */
 export class PageQuery extends PageLimit {
   @ApiPropertyOptional({
     type: 'integer',
@@ -47,7 +45,6 @@ export class PageQuery extends PageLimit {
 
 const FEED_ORDERS: FeedOrder[] = ['oldest', 'newest'];
 
-/** The `order` of a feed (events, messages, deliveries): `newest` pages backwards from the latest. */
 export class FeedOrderQuery {
   @ApiPropertyOptional({
     enum: FEED_ORDERS,
@@ -59,10 +56,9 @@ export class FeedOrderQuery {
   order?: FeedOrder;
 }
 
-/** An integer-id feed page that can be read from either end. */
 export class FeedQuery extends IntersectionType(PageQuery, FeedOrderQuery) {}
 
-/** `ids=1,2,3` to a number array; anything malformed or above 2^53-1 (which Number would round) becomes NaN so validation names it. */
+/** Above 2^53-1 Number would round, so that becomes NaN too. */
 export const CommaSeparatedIds = () =>
   Transform(({ value }) =>
     typeof value === 'string'
@@ -70,15 +66,10 @@ export const CommaSeparatedIds = () =>
       : value,
   );
 
-/** `true`/`false` to a boolean; anything else is left for @IsBoolean to refuse. */
 export const BooleanParam = () =>
   Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value));
 
-/**
- * Cuts the `limit + 1` rows a list query read down to one page and, when there is more,
- * announces the next page in `Link: <path?filters&after=last>; rel="next"` with the same
- * filters and limit, so a client can follow links without rebuilding queries.
- */
+/** Cuts the `limit + 1` rows to a page and links the next with the same filters and limit. */
 export function page<T>(
   res: Response,
   path: string,

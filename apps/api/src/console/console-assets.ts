@@ -2,11 +2,8 @@ import express, { NextFunction, Request, Response } from 'express';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-/**
- * The console's page may hold a pasted API key: only its own script and stylesheet run, it
- * talks to this origin only, and nothing can frame it. uPlot and Preact set styles through the
- * DOM (allowed), never inline attributes, so no 'unsafe-inline' is needed.
- */
+// The page may hold a pasted API key. uPlot and Preact set styles through the DOM, never inline
+// attributes, so no 'unsafe-inline' is needed.
 export const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
@@ -18,10 +15,7 @@ export const CONSOLE_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-/**
- * dist/console (scripts/build-console.mjs), found upwards from this file: dist/apps/api/main.js
- * in the image, apps/api/src/console in the tests. Undefined when the console was not built.
- */
+/** Found upwards from this file (image and tests alike); undefined when the console was not built. */
 export function consoleDirectory(from = __dirname): string | undefined {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, 'dist', 'console');
@@ -30,7 +24,7 @@ export function consoleDirectory(from = __dirname): string | undefined {
   }
 }
 
-/** GET /console: the built assets under the console's policy; the page is revalidated, never cached stale. */
+// The page is revalidated, never cached stale.
 export function consoleAssets(directory: string | undefined): express.Handler {
   const assets = directory ? express.static(directory, { index: 'index.html', redirect: true, maxAge: 0 }) : undefined;
   return (req: Request, res: Response, next: NextFunction) => {

@@ -2,7 +2,7 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 
-/** The authenticated caller; the request gate guarantees it on every /v1 route. */
+// The request gate guarantees it on every /v1 route.
 export const Auth = createParamDecorator((_: unknown, ctx: ExecutionContext): AuthContext => {
   return ctx.switchToHttp().getResponse<Response>().locals.auth as AuthContext;
 });

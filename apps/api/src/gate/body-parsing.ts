@@ -1,10 +1,7 @@
 import express, { NextFunction, Request, Response } from 'express';
 import { ApiError } from '@app/errors';
 
-/**
- * A body must come as application/json (the interface asks for 400, not 415).
- * Bodiless requests (no Content-Length, no chunked encoding) pass whatever their headers.
- */
+// The interface asks for 400, not 415. Bodiless requests pass whatever their headers.
 export function requireJsonContentType(req: Request, _res: Response, next: NextFunction): void {
   const hasBody =
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
@@ -16,10 +13,9 @@ export function requireJsonContentType(req: Request, _res: Response, next: NextF
   next();
 }
 
-/** Postgres text cannot hold U+0000: refused up front (400) rather than failing in SQL (500). */
+// Postgres text cannot hold U+0000: refused up front (400) rather than failing in SQL (500).
 const NUL_IN_STRING = 'string contains U+0000';
 
-/** A NUL character in the path or query string (%00) is an invalid parameter. */
 export function rejectNulInUrl(req: Request, _res: Response, next: NextFunction): void {
   if (/%00/.test(req.originalUrl)) {
     next(new ApiError('invalid_parameter', 'Parameters must not contain the NUL character (%00)'));
@@ -28,7 +24,6 @@ export function rejectNulInUrl(req: Request, _res: Response, next: NextFunction)
   next();
 }
 
-/** express.json with its failures turned into our codes (invalid_json, validation_failed, payload_too_large). */
 export function jsonBody(limitBytes: number) {
   const parse = express.json({
     limit: limitBytes,

@@ -3,7 +3,7 @@ import { Counter, Gauge } from 'prom-client';
 import { Clock } from '@app/config';
 import { addressBucket } from './client-identity';
 
-/** Express's compiled 'trust proxy' setting: whether the peer `hop` steps from the socket is trusted. */
+/** Express's compiled 'trust proxy': whether the peer `hop` steps from the socket is trusted. */
 export type TrustFn = (address: string, hop: number) => boolean;
 
 interface Warner {
@@ -11,12 +11,12 @@ interface Warner {
 }
 
 const WINDOW_MS = 60_000;
-/** Below this many requests in a window, one busy client is no sign of anything. */
+// Below this, one busy client is no sign of anything.
 const MIN_REQUESTS = 1_000;
 const HOT_SHARE = 0.5;
-/** Buckets counted per window; a bucket over half the traffic shows up long before this many others. */
+// A bucket over half the traffic shows up long before this many others.
 const MAX_BUCKETS = 10_000;
-/** Trust decisions remembered per peer; the peers that send X-Forwarded-For are a few proxies. */
+// The peers that send X-Forwarded-For are a few proxies.
 const MAX_PEERS = 1_024;
 
 const untrustedForwardedFor = new Counter({
@@ -29,12 +29,8 @@ const topAddressShare = new Gauge({
   help: 'Share of the busiest client address in the last minute with at least 1000 requests (else 0); near 1 means a proxy is not trusted',
 });
 
-/**
- * Says when TRUST_PROXY does not match the deployment, at the cost of a Map increment per
- * request: X-Forwarded-For arriving from an untrusted peer (a proxy TRUST_PROXY leaves out), or
- * one client address taking most of the traffic (every client seen as the proxy's address, so
- * all share one anonymous budget). Each warns at most once a minute (docs/operations.md).
- */
+// Says when TRUST_PROXY does not match the deployment, at most once a minute each: X-Forwarded-For
+// from an untrusted peer, or one address taking most traffic (every client seen as the proxy).
 export class ProxyTrustWatch {
   private windowEnd = 0;
   private total = 0;
@@ -95,7 +91,6 @@ export class ProxyTrustWatch {
     this.untrustedSinceWarning = 0;
   }
 
-  /** Closes the window: its busiest bucket's share goes to the gauge, and a warning if it is most of the traffic. */
   private roll(now: number): void {
     const share = this.total >= MIN_REQUESTS ? this.top / this.total : 0;
     topAddressShare.set(share);

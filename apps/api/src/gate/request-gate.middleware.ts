@@ -19,46 +19,36 @@ import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from
 import type { OwnBudget, RoutePolicy, RouteScope } from './route-policy.decorator';
 import type { RouteTable } from './route-table';
 
-// On res.locals, whose fields http-server.ts declares up front: a property added to every request
-// would change its hidden class.
+// On res.locals, whose fields http-server.ts declares up front (a stable hidden class).
 declare module 'express-serve-static-core' {
   interface Locals {
-    /** The caller, once the key checks out; the gate guarantees it on every /v1 route. */
+    /** The gate guarantees it on every /v1 route. */
     auth?: AuthContext;
-    /** The account's limiter state for this request (GET /rate_limit reports it). */
+    /** GET /rate_limit reports it. */
     rateLimit?: RateLimitDecision;
-    /** The route's policy (who gets idempotent replays, among others). */
     policy?: RoutePolicy;
   }
 }
 
 const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
-const BEARER = /^Bearer ([^\s]+)$/i; // the scheme is case-insensitive (RFC 9110)
+const BEARER = /^Bearer ([^\s]+)$/i; // case-insensitive scheme (RFC 9110)
 
-/** Whether a key with `scopes` reaches a route that needs `needed` (`write` implies `read`). */
 export function scopeAllows(scopes: readonly Scope[], needed: RouteScope): boolean {
   if (needed === 'any') return true;
   if (needed === 'read') return scopes.includes('read') || scopes.includes('write');
   return scopes.includes(needed);
 }
 
-/** A key's own budget for one route, apart from its account's. */
 const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => ({
   bucket: `k:${auth.keyId}:${budget.name}`,
   banKey: 'own',
   plan: auth.plan,
 });
 
-/**
- * Authentication, rate limiting and scope, in front of everything else (body parsing
- * included), so that every answer (a 400 for bad JSON, a 404 for an unknown route, a 401)
- * carries the rate-limit headers and key guessing is slowed like any other traffic.
- *
- * A genuine key is judged by its account's plan from its first request; only requests without
- * one (no key, a forged, revoked or unknown one) spend their client address's anonymous budget.
- * What each route needs and spends comes from the route table (@Policy on its handler).
- */
+// In front of everything, body parsing included, so every answer carries the rate-limit headers and
+// key guessing is slowed like any other traffic. A genuine key is judged by its account from its
+// first request; only requests without one spend their client address's anonymous budget.
 @Injectable()
 export class RequestGateMiddleware {
   private routes?: RouteTable;
@@ -70,7 +60,7 @@ export class RequestGateMiddleware {
     private readonly clock: Clock,
   ) {}
 
-  /** The compiled route policies (configureApp, once the document is built). */
+  /** Called by configureApp once the document is built. */
   useRoutes(routes: RouteTable): void {
     this.routes = routes;
   }
@@ -99,8 +89,7 @@ export class RequestGateMiddleware {
       if (decision.newlyBanned) await this.keys.recordBan(auth);
       refuseOver(decision, 'API key');
     } else {
-      // Its own budget is spent; the account's is only read, and answered even to a banned key
-      // (GET /rate_limit tells when the ban ends).
+      // The account's budget is only read, and answered even to a banned key (its ban's end).
       const own = await this.limiter.consume(ownSubject(auth, policy.metering), policy.metering, now);
       if (own.outcome !== 'admitted') {
         this.report(res, own, now);
@@ -118,17 +107,13 @@ export class RequestGateMiddleware {
 
   private report(res: Response, decision: RateLimitDecision, now: number): void {
     res.locals.rateLimit = decision;
-    // setHeader rather than Express's res.set, which lowercases every name once more.
+    // Express's res.set lowercases every name once more.
     const headers = rateLimitHeaders(decision, now);
     for (const name in headers) res.setHeader(name, headers[name]);
   }
 
-  /**
-   * Authentication alone: the caller behind the Authorization header, or why there is none.
-   * Throws only 503 when the process's lookup budget is spent (no strike, no limiter); a failed
-   * lookup (Postgres down) is a failure like the others, answered after the address's limiter.
-   * Public so that the benchmark can measure it without the limiter.
-   */
+  // Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
+  // like the others, answered after the address's limiter. Public for the benchmark.
   async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
@@ -146,7 +131,7 @@ export class RequestGateMiddleware {
   }
 }
 
-/** The 429 or ban of a refused decision; `budget` names a route's own budget. */
+/** `budget` names a route's own budget. */
 function refuseOver(decision: RateLimitDecision, who: 'API key' | 'client address', budget?: string): void {
   if (decision.outcome === 'banned') {
     throw new ApiError('api_key_banned', `This ${who} is temporarily banned for ignoring 429 answers; see Retry-After`);

@@ -5,10 +5,9 @@ import type { OwnBudget, RoutePolicy, RouteScope } from './route-policy.decorato
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-/** A documented operation and the policy the document states for it. */
 export interface RouteEntry {
   method: string;
-  /** With the server's base path: `/v1/pets/{petId}`. */
+  /** With the base path: `/v1/pets/{petId}`. */
   path: string;
   operationId: string;
   policy: RoutePolicy;
@@ -17,14 +16,13 @@ export interface RouteEntry {
 interface Node {
   literal: Map<string, Node>;
   param?: Node;
-  /** Method -> policy, on the node a route ends at. */
   routes?: Map<string, RoutePolicy>;
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 const newNode = (): Node => ({ literal: new Map() });
 
-/** Anything no route takes (a 404 or 405 to be): any key, the account's budget. */
+/** Anything no route takes (a 404 or 405 to be). */
 export const UNROUTED: RoutePolicy = {
   scope: 'any',
   metering: 'account',
@@ -33,7 +31,7 @@ export const UNROUTED: RoutePolicy = {
   deprecated: false,
 };
 
-/** The policy an operation of the served document states (publishPolicy wrote it). */
+/** As publishPolicy wrote it. */
 function statedPolicy(op: Json): RoutePolicy | undefined {
   const scope = op['x-scope'] as RouteScope | undefined;
   if (!scope) return undefined;
@@ -49,12 +47,8 @@ function statedPolicy(op: Json): RoutePolicy | undefined {
   };
 }
 
-/**
- * Every keyed route's policy, compiled once at boot from the served OpenAPI document (where each
- * handler's @Policy is stated), keyed by method and route: the gate and the 405 answers read it,
- * and the docs table is generated from it, so none of them can disagree. Paths are matched segment
- * by segment (case-insensitively, a trailing slash allowed, as Express routes them), not by regex.
- */
+// Compiled once at boot from the served document; the gate, the 405 answers and the docs table read
+// it. Segments match as Express routes them: case-insensitively, a trailing slash allowed.
 export class RouteTable {
   private readonly root = newNode();
   readonly entries: RouteEntry[] = [];
@@ -73,12 +67,11 @@ export class RouteTable {
     }
   }
 
-  /** The policy for a request; UNROUTED when no route takes it. */
   policyFor(method: string, path: string): RoutePolicy {
     return find(this.root, segmentsOf(path), 0)?.get(method === 'HEAD' ? 'GET' : method) ?? UNROUTED;
   }
 
-  /** The methods a known path answers (HEAD with GET); undefined for a path no route has. */
+  /** HEAD comes with GET; undefined for a path no route has. */
   allowedAt(path: string): string[] | undefined {
     const routes = find(this.root, segmentsOf(path), 0);
     if (!routes) return undefined;
@@ -101,7 +94,7 @@ export class RouteTable {
   }
 }
 
-/** A literal segment first, then a parameter, as Express tries routes. */
+// A literal segment first, then a parameter, as Express tries routes.
 function find(node: Node, segments: string[], i: number): Map<string, RoutePolicy> | undefined {
   if (i === segments.length) return node.routes;
   const segment = segments[i];
@@ -111,7 +104,6 @@ function find(node: Node, segments: string[], i: number): Map<string, RoutePolic
   return segment && node.param ? find(node.param, segments, i + 1) : undefined;
 }
 
-/** `/v1/pets/7/` -> ['v1', 'pets', '7']: one trailing slash is the same route. */
 function segmentsOf(path: string): string[] {
   const trimmed = path.endsWith('/') && path.length > 1 ? path.slice(1, -1) : path.slice(1);
   return trimmed.split('/');

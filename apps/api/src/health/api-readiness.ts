@@ -1,12 +1,8 @@
 import { ApiError } from '@app/errors';
 import { Readiness, ReadinessService, unreachable } from '@app/observability';
 
-/**
- * Ready while Postgres answers: nearly every route needs it, so a pod without it leaves the
- * Service and a rollout waits. Redis down is `degraded`, still 200: the API serves without it
- * (per-process limiter, cached keys), and a 503 would take every pod out at once. From a check at
- * most 1 s old, shared by concurrent probes. Served on PORT and on METRICS_PORT alike.
- */
+// Needs Postgres only: nearly every route does. Redis down is `degraded`, still 200: the API serves
+// without it, and a 503 would take every pod out at once.
 export async function apiReadiness(readiness: ReadinessService): Promise<Omit<Readiness, 'ready'>> {
   const r = await readiness.recentCheck(['postgres']);
   if (!r.ready) {

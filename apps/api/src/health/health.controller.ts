@@ -4,7 +4,7 @@ import { Readiness, ReadinessService } from '@app/observability';
 import { PublicGet } from '../gate/public-routes';
 import { apiReadiness } from './api-readiness';
 
-/** Operations endpoints: no API key, no rate limit, outside /v1 (also on METRICS_PORT, for the kubelet). */
+// Also on METRICS_PORT, for the kubelet.
 @ApiExcludeController()
 @Controller()
 export class HealthController {

@@ -14,26 +14,18 @@ function headerSnapshot(res: Response): Headers {
   );
 }
 
-/** The headers the handler set (Location...), not those of the gate (rate limit, request id). */
+/** Not those of the gate (rate limit, request id). */
 function headersAddedSince(res: Response, before: Headers): Headers {
   return Object.fromEntries(Object.entries(headerSnapshot(res)).filter(([k, v]) => before[k] !== v));
 }
 
-/**
- * Idempotency-Key for creating POSTs: the handler runs its work through run(), and
- * @Idempotent() documents it. The first answer for an account and key is stored for 24 h and
- * replayed, with `Idempotent-Replayed: true`, to a retry with the same method, path and body;
- * another body is 422, a retry while the first request is still running is 409. 5xx answers and
- * 400s (rejected input: nothing was done) are not stored, so the key can be used again. An
- * answer holding a secret (`secret: true`) is replayed only to the API key that made the first
- * request; another key of the account gets 422, so a key cannot read a secret issued to another.
- * A call in the handler, not an interceptor, so a request without the header pays nothing.
- */
+// Behaviour in docs/messages-and-idempotency.md. 400s (nothing was done) and 5xx are not stored,
+// so the key can be used again. A call in the handler, not an interceptor: a request without the
+// header pays nothing.
 @Injectable()
 export class IdempotencyService {
   constructor(private readonly store: IdempotencyStore) {}
 
-  /** `work`'s answer, or the stored answer of the first request with this key. */
   async run<T>(res: Response, work: () => Promise<T>): Promise<T> {
     const req = res.req;
     const key = readIdempotencyKey(req.headers[IDEMPOTENCY_HEADER.toLowerCase()]);
@@ -56,7 +48,7 @@ export class IdempotencyService {
           `A request with this ${IDEMPOTENCY_HEADER} is still in progress; retry after it completes`,
         );
       }
-      // Answers holding a secret replay to the key that asked first only (the route's @Policy).
+      // Answers holding a secret replay only to the key that asked first.
       if (res.locals.policy?.idempotent === 'same-key' && claim.keyId !== auth.keyId) {
         throw new ApiError(
           'idempotency_key_reused',
@@ -64,7 +56,6 @@ export class IdempotencyService {
             'only that key may see again; use a new key',
         );
       }
-      // The stored answer of this very operation: the type the handler returns.
       return this.replay(res, claim.response) as T;
     }
 

@@ -2,9 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { REDIS, RedisClient } from '@app/redis';
 
-/** How long a first answer is replayed. */
 export const REPLAY_TTL_MS = 24 * 3600 * 1000;
-/** How long an in-flight claim lives if its request never finishes (process killed). */
+// If its request never finishes (process killed).
 const IN_FLIGHT_TTL_MS = 60_000;
 
 export interface StoredResponse {
@@ -22,19 +21,18 @@ interface Owned {
 export type Claim =
   | ({ kind: 'acquired' } & Owned)
   | { kind: 'in_flight'; fingerprint: string }
-  /** `keyId`: the API key that made the first request (undefined in records older than it). */
+  /** `keyId` is undefined in records older than it. */
   | { kind: 'done'; fingerprint: string; response: StoredResponse; keyId?: number }
-  /** Redis is unreachable: the request goes ahead unprotected (see docs/messages-and-idempotency.md). */
+  /** The request goes ahead unprotected (docs/messages-and-idempotency.md). */
   | { kind: 'unavailable' };
 
-// One round trip: either the record that exists, or a new in-flight claim.
 const CLAIM = `
 local existing = redis.call('HMGET', KEYS[1], 'fp', 'response', 'key')
 if existing[1] then return existing end
 redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'token', ARGV[2], 'key', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return nil`;
-// Only the claim's owner may store or drop it (a claim that expired may belong to another request).
+// Only the claim's owner may store or drop it: an expired claim may belong to another request.
 const COMPLETE = `
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'response', ARGV[2])
@@ -46,10 +44,8 @@ return redis.call('DEL', KEYS[1])`;
 
 const sha256 = (label: string, text: string) => createHash('sha256').update(`${label}\n${text}`).digest();
 
-/**
- * Stored answers are sealed (AES-256-GCM) with a key derived from the client's Idempotency-Key,
- * which Redis never sees: a Redis dump does not reveal them (POST /keys answers hold a secret).
- */
+// Sealed under a key derived from the Idempotency-Key, which Redis never sees: a Redis dump does
+// not reveal answers (POST /keys answers hold a secret).
 function seal(response: StoredResponse, key: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
@@ -64,7 +60,7 @@ function unseal(sealed: string, key: Buffer): StoredResponse {
   return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
 }
 
-/** Idempotency records in Redis, one hash per account and key: fingerprint, owner token, API key id, answer. */
+/** One hash per account and key: fingerprint, owner token, API key id, answer. */
 @Injectable()
 export class IdempotencyStore {
   private readonly logger = new Logger(IdempotencyStore.name);
@@ -72,7 +68,7 @@ export class IdempotencyStore {
   constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   async claim(accountId: number, key: string, fingerprint: string, keyId: number): Promise<Claim> {
-    // The key is hashed: any printable characters, fixed length, and the client's text is not kept.
+    // Hashed: any printable characters, fixed length, and the client's text is not kept.
     const redisKey = `idem:{${accountId}}:${sha256('name', key).toString('hex')}`;
     const sealKey = sha256('seal', key);
     const token = randomUUID();
@@ -103,7 +99,7 @@ export class IdempotencyStore {
     await this.run(RELEASE, claim);
   }
 
-  /** A failure here leaves the claim to expire (IN_FLIGHT_TTL_MS); the answer itself still goes out. */
+  /** A failure leaves the claim to expire; the answer itself still goes out. */
   private async run(script: string, claim: Owned, ...args: (string | number)[]): Promise<void> {
     try {
       await this.redis.eval(script, 1, claim.redisKey, claim.token, ...args);

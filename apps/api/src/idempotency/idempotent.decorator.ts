@@ -3,11 +3,7 @@ import { ApiHeader } from '@nestjs/swagger';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH } from './request-fingerprint';
 
-/**
- * Documents an idempotent creating POST (header parameter, 409 and 422). Its handler runs the
- * work through IdempotencyService.run(); @Policy applies it (`idempotent: 'same-key'` for answers
- * holding a secret). test/idempotency.e2e-spec.ts checks that every operation documented so replays its first answer.
- */
+/** Documents the header, 409 and 422; @Policy applies it and the handler runs IdempotencyService.run(). */
 export function Idempotent(opts: { secret?: boolean } = {}): MethodDecorator {
   return applyDecorators(
     ApiHeader({
@@ -23,7 +19,7 @@ export function Idempotent(opts: { secret?: boolean } = {}): MethodDecorator {
           ? ' The answer holds a secret: it is replayed only to the API key that made the first request; ' +
             'another key of the account gets 422 `idempotency_key_reused`.'
           : ''),
-      // At least one visible character: HTTP strips surrounding spaces, so spaces alone are an empty key.
+      // HTTP strips surrounding spaces, so spaces alone are an empty key.
       schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[ -~]*[!-~][ -~]*$' },
     }),
     ApiErrors(409, 422),

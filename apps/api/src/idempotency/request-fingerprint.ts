@@ -5,10 +5,7 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7E]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`);
 
-/**
- * The Idempotency-Key header: undefined when absent; 1..255 printable ASCII characters
- * (a UUID is the usual choice) or 400 invalid_parameter.
- */
+/** Undefined when absent; 400 invalid_parameter when malformed. */
 export function readIdempotencyKey(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && KEY_PATTERN.test(value)) return value;
@@ -18,7 +15,7 @@ export function readIdempotencyKey(value: string | string[] | undefined): string
   ]);
 }
 
-/** JSON with object keys sorted at every level, so `{a,b}` and `{b,a}` are the same body. */
+/** Keys sorted at every level, so `{a,b}` and `{b,a}` are the same body. */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) return '';
   return JSON.stringify(value, (_key, v: unknown) =>
@@ -30,7 +27,6 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** What "the same request" means: same method, path (with query) and JSON body. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
   return createHash('sha256')
     .update(`${method.toUpperCase()} ${url}\n${canonicalJson(body)}`)

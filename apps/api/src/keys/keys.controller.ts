@@ -113,7 +113,7 @@ export class KeysController {
     @Body() body: RotateApiKeyDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<IssuedApiKey> {
-    // As for create: the scope is checked before a stored answer (with its secret) could be replayed.
+    // As for create.
     assertManages(auth);
     return this.idempotency.run(res, () => this.keys.rotate(auth.accountId, keyId, body.gracePeriodSeconds, auth));
   }

@@ -54,7 +54,6 @@ export class ListMessagesQueryDto extends IntersectionType(PageLimit, FeedOrderQ
   status?: MessageStatus;
 }
 
-/** The interface's Message result: what POST /messages answers. */
 @ApiSchema({ name: 'Message' })
 export class MessageSchema {
   @ApiProperty({
@@ -92,7 +91,6 @@ export class MessageResultSchema {
   sha256!: string;
 }
 
-/** A message with its processing state, as GET answers it. */
 @ApiSchema({ name: 'MessageDetail' })
 export class MessageDetailSchema extends MessageSchema {
   @ApiProperty({ type: 'integer', description: 'Processing attempts started so far', example: 1 })

@@ -6,12 +6,8 @@ import { ApiError } from '@app/errors';
 import { metricsText, ReadinessService } from '@app/observability';
 import { apiReadiness } from '../health/api-readiness';
 
-/**
- * The API's Prometheus /metrics on METRICS_PORT, apart from the public port: what it shows
- * (route names, error rates, dependency state) is for the operator, and a Service or ingress
- * in front of PORT then never exposes it. The health probes are answered here too, so the
- * kubelet's do not queue behind public traffic (or a slow client) on PORT.
- */
+// Off the public port, so a Service or ingress in front of PORT never exposes it. The health probes
+// are answered here too, so the kubelet's do not queue behind public traffic.
 @Injectable()
 export class MetricsServerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(MetricsServerService.name);
@@ -45,7 +41,7 @@ export class MetricsServerService implements OnApplicationBootstrap, OnApplicati
     this.logger.log({ port: this.port() }, 'metrics server listening');
   }
 
-  /** The port it listens on (METRICS_PORT=0 picks a free one). */
+  /** METRICS_PORT=0 picks a free one. */
   port(): number {
     return (this.server?.address() as AddressInfo | null)?.port ?? this.config.metricsPort;
   }

@@ -4,7 +4,7 @@ import { ERROR_STATUS, ErrorCode } from '@app/errors';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-/** Deep enough for a page of events (array, union, variant, data); a cycle stops here. */
+// Deep enough for a page of events (array, union, variant, data); a cycle stops here.
 const MAX_DEPTH = 12;
 const STRING_EXAMPLES: Record<string, string> = {
   'date-time': '2026-01-15T09:30:00.000Z',
@@ -14,10 +14,7 @@ const STRING_EXAMPLES: Record<string, string> = {
   uuid: '6f1c2b1e-3d4a-4f5b-8c9d-0e1f2a3b4c5d',
 };
 
-/**
- * An example value of a schema, built from the `example` of its properties (set on the DTOs with
- * `@ApiProperty({ example })`) and, where a property has none, from its type, format and bounds.
- */
+/** From the properties' `@ApiProperty({ example })`, else from type, format and bounds. */
 export function exampleOf(schema: Json | undefined, schemas: Record<string, Json>, depth = 0): unknown {
   if (!schema || depth > MAX_DEPTH) return undefined;
   if (schema.$ref) return exampleOf(schemas[String(schema.$ref).split('/').pop()!], schemas, depth + 1);
@@ -57,10 +54,7 @@ const ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
   service_unavailable: 'A backing service is unavailable; retry after Retry-After seconds',
 };
 
-/**
- * An Error body for a status: the code the operation names (in its summary, description or the
- * response's description) when it names one, else the first code of that status.
- */
+/** The code the operation names in its texts, else the first code of that status. */
 export function errorExample(status: number, context: string): Json | undefined {
   const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status);
   const code = codes.find((c) => context.includes(c)) ?? codes.find((c) => ERROR_MESSAGES[c]) ?? codes[0];

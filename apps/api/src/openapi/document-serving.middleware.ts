@@ -8,7 +8,7 @@ interface Representation {
   encoding?: 'gzip';
 }
 
-/** Whether Accept-Encoding names gzip with a q above 0 (a client that omits it gets the plain bytes). */
+// A client that omits Accept-Encoding gets the plain bytes.
 function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
   for (const part of header.split(',')) {
@@ -20,7 +20,7 @@ function acceptsGzip(header: string | undefined): boolean {
   return false;
 }
 
-/** If-None-Match compares weakly (RFC 9110 13.1.2): `W/"x"` matches `"x"`, and `*` matches anything. */
+// Weak comparison (RFC 9110 13.1.2): `W/"x"` matches `"x"`.
 function matches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   return header.split(',').some((tag) => {
@@ -29,11 +29,7 @@ function matches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/**
- * The OpenAPI document, serialised and gzipped once at boot rather than on every request: each
- * representation has a strong ETag (the hash of the JSON; the gzip one with a suffix, as its bytes
- * differ), If-None-Match gets a 304, and any cache may keep it 5 minutes.
- */
+// Serialised and gzipped once at boot; the gzip representation's ETag has a suffix, as its bytes differ.
 export function serveDocument(document: object): (req: Request, res: Response) => void {
   const json = Buffer.from(JSON.stringify(document));
   const hash = createHash('sha256').update(json).digest('base64url');

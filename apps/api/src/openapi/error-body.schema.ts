@@ -7,7 +7,6 @@ export class ErrorDetailSchema {
   @ApiProperty({ example: 'must name a category of this account' }) message!: string;
 }
 
-/** The interface's Error model. */
 @ApiSchema({ name: 'Error' })
 export class ErrorSchema {
   @ApiProperty({ enum: ERROR_CODES, enumName: 'ErrorCode', description: 'Machine-readable error code' })

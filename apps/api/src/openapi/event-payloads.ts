@@ -7,14 +7,12 @@ import { PetSchema } from '../pets/pets.dto';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-/** `pet.status_changed` data: the pet after the change plus the status it left (libs/store/src/pet-status.ts). */
 @ApiSchema({ name: 'PetStatusChange', description: 'A pet after a status change, with the status it had before' })
 export class PetStatusChangeSchema extends PetSchema {
   @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus', description: 'The status before', example: 'available' })
   previousStatus!: PetStatus;
 }
 
-/** `inventory.updated` data (inventory.service.ts, pets.service.ts). */
 @ApiSchema({ name: 'InventoryChange', description: "A pet's stock after a change, with the stock before" })
 export class InventoryChangeSchema {
   @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The pet', example: 42 })
@@ -25,7 +23,6 @@ export class InventoryChangeSchema {
   previousQuantity!: number;
 }
 
-/** `api_key.banned` data (request-gate.middleware.ts). */
 @ApiSchema({ name: 'ApiKeyBan', description: 'An API key temporarily banned for exceeding its limits' })
 export class ApiKeyBanSchema {
   @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The key', example: 7 })
@@ -36,7 +33,7 @@ export class ApiKeyBanSchema {
 
 export const EVENT_PAYLOAD_MODELS = [PetStatusChangeSchema, InventoryChangeSchema, ApiKeyBanSchema];
 
-/** The schema of `Event.data` for each event type; `satisfies` makes a new event type fail to compile here. */
+// `satisfies` makes a new event type fail to compile here.
 const EVENT_DATA = {
   'pet.created': 'Pet',
   'pet.updated': 'Pet',
@@ -58,11 +55,7 @@ const EVENT_DATA = {
   'webhook.disabled': 'Webhook',
 } satisfies Record<DomainEventType, string>;
 
-/**
- * Replaces the generated `Event` (with `data` an open object) by a union discriminated on `type`:
- * one variant per data schema (`PetEvent`, `OrderEvent`...), each with its own `type` values, so
- * generated clients narrow `data` by checking `type`.
- */
+/** A union discriminated on `type`, one variant per data schema, so generated clients narrow `data`. */
 export function typeEventData(schemas: Record<string, Json>): void {
   const base = schemas.Event;
   if (!base) return;

@@ -1,4 +1,3 @@
-/** `headers` of a creating operation's answer: where the created record can be read. */
 export function locationOf(template: string) {
   return {
     Location: {

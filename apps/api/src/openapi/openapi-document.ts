@@ -10,7 +10,7 @@ import { POLICY_EXTENSION, RoutePolicy, RouteScope } from '../gate/route-policy.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-/** Every tag an operation may use, declared once with its description (spectral: operation-tag-defined). */
+// Declared once, with a description (spectral: operation-tag-defined).
 const TAGS: Record<string, string> = {
   Pets: 'Pets and their categories',
   Store: 'Inventory and orders',
@@ -22,7 +22,6 @@ const TAGS: Record<string, string> = {
 };
 
 const intHeader = (description: string) => ({ description, required: true, schema: { type: 'integer' } });
-/** Set by the request gate on every /v1 answer, errors included (see request-gate.middleware.ts). */
 const RATE_LIMIT_HEADERS: Record<string, Json> = {
   'X-RateLimit-Limit': intHeader('Limit of the window described (the one with the fewest requests remaining)'),
   'X-RateLimit-Remaining': intHeader('Requests remaining in that window'),
@@ -46,15 +45,13 @@ const RATE_LIMIT_HEADERS: Record<string, Json> = {
   'X-Request-Id': { description: 'The request id, echoed or generated', required: true, schema: { type: 'string' } },
 };
 const RETRY_AFTER = { 'Retry-After': intHeader('Seconds to wait before retrying') };
-/** Set by IdempotencyService on an answer replayed for a repeated Idempotency-Key (a component, referenced). */
 const REPLAYED = {
   description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
   required: false,
   schema: { type: 'string', enum: ['true'] },
 };
-/** The rate-limit headers proper (X-Request-Id is on every answer). */
 const GATE_HEADERS = Object.keys(RATE_LIMIT_HEADERS).filter((n) => n !== 'X-Request-Id');
-/** Suffix of the variants, in components, of those headers for answers Node may give before the gate. */
+// For answers Node may give before the gate.
 const OPTIONAL = '.unlessRefusedBeforeGate';
 const HEADERS: Record<string, Json> = {
   ...RATE_LIMIT_HEADERS,
@@ -71,10 +68,7 @@ const HEADERS: Record<string, Json> = {
     ]),
   ),
 };
-/**
- * Node answers these itself (apps/api/src/http-server.ts) before any key is read: Error body and
- * X-Request-Id, no rate-limit headers. Any operation can get them.
- */
+// Node answers these itself (http-server.ts) before any key is read.
 const BEFORE_GATE = 'Answered before the API key is read: no rate-limit headers, only X-Request-Id. ';
 const PRE_GATE_RESPONSES: Record<string, Json> = {
   RequestTimeout: {
@@ -88,15 +82,10 @@ const PRE_GATE_RESPONSES: Record<string, Json> = {
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   },
 };
-/**
- * Statuses also given before the limiter runs, so without rate-limit headers: Node's own 400 and
- * 413 (malformed_request, an oversized chunk extension), and the 503 of a replica whose budget of
- * key lookups is spent (no limiter call, so never a strike).
- */
+// Node's own 400 and 413, and the 503 of a replica whose key-lookup budget is spent (never a strike).
 const ALSO_BEFORE_GATE = new Set(['400', '413', '503']);
-/** Response headers the handlers set, by where they apply (completeOperation). */
 const ETAG = { description: 'Version of this representation', required: true, schema: { type: 'string' } };
-/** Answers given before the handler runs (gate, body parser, pipes), or not stored: never replayed. */
+// Given before the handler runs (gate, body parser, pipes), or not stored: never replayed.
 const NOT_FROM_HANDLER = new Set(['400', '401', '403', '413', '429']);
 const LINK = {
   description: 'The next page, `<...>; rel="next"`, when there may be one (absent on the last page)',
@@ -124,22 +113,14 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = {
   '204': 'No Content',
 };
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-/** Path ids go through ParseIdPipe: 1..2^53-1 (libs/errors/src/validation.ts). */
+// As ParseIdPipe accepts.
 const PATH_ID = { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
 
-/**
- * The OpenAPI 3.0.3 document, generated from the controllers and completed here with what
- * applies to every operation: the common error answers with the Error schema, the rate-limit
- * headers on every answer (plus Retry-After on 429 and 503), and corrections where
- * @nestjs/swagger's output is not exactly what the service does. Used both to serve
- * /openapi.json and by `npm run openapi` (scripts/openapi-document.ts), so the two never differ.
- */
 /** Deprecated operations whose sunset instant is configuration, by operationId. */
 export function configuredSunsets(config: AppConfig): Record<string, Date> {
   return { getPet: config.petGetSunsetAt };
 }
 
-/** What a consumer needs before the first call; /docs shows it above the operations. */
 const INFO_DESCRIPTION = `Pets, categories, orders and inventory, a queued message operation, events and webhooks.
 
 **Authentication.** Every request carries \`Authorization: Bearer <API_KEY>\`. A key's scopes decide what it
@@ -176,6 +157,7 @@ const BEARER_DESCRIPTION =
   'scope it needs (`x-scope`); a key without it gets 403 `insufficient_scope`. Keys are issued, rotated and ' +
   'revoked under /keys.';
 
+// Serves /openapi.json and `npm run openapi` alike, so the two never differ.
 export function buildOpenApiDocument(app: INestApplication, sunsets: Record<string, Date> = {}): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
@@ -223,10 +205,7 @@ const SCOPE_TEXT: Record<RouteScope, string> = {
   admin: 'the `admin` scope',
 };
 
-/**
- * States an operation's @Policy the way clients read it: `x-scope` and `x-metering` (the route
- * table is compiled from these), `x-stability`, `deprecated`, and a sentence of the description.
- */
+// The route table is compiled from the same @Policy declarations.
 function publishPolicy(op: Json): void {
   const policy = op[POLICY_EXTENSION] as RoutePolicy | undefined;
   if (!policy) return;
@@ -250,14 +229,11 @@ function completeOperation(method: string, op: Json): void {
   if (params.length) op.parameters = params;
   const responses = op.responses as Record<string, Json>;
   const hasHeader = (name: string) => params.some((p) => p.in === 'header' && String(p.name).toLowerCase() === name);
-  // Conditional reads: If-None-Match may answer 304 (no body); the 200 and the 304 carry the ETag.
   if (hasHeader('if-none-match')) {
     responses['304'] ??= { description: 'Not modified: the ETag sent in If-None-Match is still current' };
     for (const status of ['200', '304']) responses[status].headers = { ETag: ETAG, ...responses[status].headers };
   }
-  // Conditional writes answer the new representation with its ETag.
   if (hasHeader('if-match') && responses['200']) responses['200'].headers = { ETag: ETAG, ...responses['200'].headers };
-  // Keyset lists announce the next page in Link (apps/api/src/common/pagination.ts).
   if (params.some((p) => p.in === 'query' && p.name === 'limit') && responses['200'])
     responses['200'].headers = { Link: LINK, ...responses['200'].headers };
   // A deprecated operation announces it (Deprecation, Sunset, the successor Link) on whatever its handler answers.
@@ -287,7 +263,6 @@ function completeOperation(method: string, op: Json): void {
   responses['408'] = { $ref: '#/components/responses/RequestTimeout' };
   responses['431'] = { $ref: '#/components/responses/HeadersTooLarge' };
   for (const p of params) {
-    // A bare `number` path parameter is an id parsed by ParseIdPipe.
     if (p.in === 'path' && p.schema?.type === 'number' && !p.schema.format) p.schema = { ...PATH_ID };
   }
 }
@@ -296,12 +271,8 @@ function pick(headers: Json | undefined, names: string[]): Json {
   return Object.fromEntries(names.filter((n) => headers?.[n]).map((n) => [n, { ...headers![n], required: false }]));
 }
 
-/**
- * One parameter per name: `@Headers('if-match')` makes @nestjs/swagger infer a required
- * `if-match` beside the `If-Match` declared with @ApiHeader, and header names are
- * case-insensitive (two parameters break clients and validating proxies). The declared one
- * (it has a description) is kept.
- */
+// `@Headers('if-match')` makes @nestjs/swagger infer a required `if-match` beside the declared
+// `If-Match`; two parameters break clients and validating proxies. The declared one is kept.
 function uniqueParameters(params: Json[]): Json[] {
   const key = (p: Json) => `${p.in}:${p.in === 'header' ? String(p.name).toLowerCase() : p.name}`;
   const kept = new Map<string, Json>();
@@ -312,7 +283,7 @@ function uniqueParameters(params: Json[]): Json[] {
   return [...kept.values()];
 }
 
-/** ApiValidationPipe runs with forbidNonWhitelisted: request bodies (and their nested objects) take no other field. */
+// ApiValidationPipe runs with forbidNonWhitelisted, nested objects included.
 function forbidUnknownRequestFields(doc: OpenAPIObject): void {
   const schemas = doc.components!.schemas as Record<string, Json>;
   const seen = new Set<Json>();
@@ -332,10 +303,7 @@ function forbidUnknownRequestFields(doc: OpenAPIObject): void {
   }
 }
 
-/**
- * ApiValidationPipe reads no body as `{}`: where the schema requires no field the body may be
- * left out (@nestjs/swagger marks every @Body() required).
- */
+// ApiValidationPipe reads no body as `{}`; @nestjs/swagger marks every @Body() required.
 function optionalBodies(doc: OpenAPIObject): void {
   const schemas = doc.components!.schemas as Record<string, Json>;
   for (const item of Object.values(doc.paths) as Json[]) {
@@ -348,11 +316,8 @@ function optionalBodies(doc: OpenAPIObject): void {
   }
 }
 
-/**
- * `@ApiProperty({ format: 'int64' })` on a TypeScript `number` comes out as `type: number`. An
- * int64 declared as such is always an id: 1..2^53-1 (ParseIdPipe, and JSON numbers beyond are not
- * exact). Any other integer is an int32, so generators pick the right type.
- */
+// `format: 'int64'` on a TS `number` comes out as `type: number`. An int64 is always an id
+// (1..2^53-1); any other integer is an int32, so generators pick the right type.
 function integerFormats(schema: Json): void {
   if (schema.type === 'number' && (schema.format === 'int64' || schema.format === 'int32')) schema.type = 'integer';
   if (schema.type === 'integer' && schema.format === 'int64') {
@@ -365,10 +330,6 @@ function integerFormats(schema: Json): void {
   }
 }
 
-/**
- * A request and a response example for every operation: success bodies from the schemas' property
- * examples (document-examples.ts), error bodies with the code the operation gives for that status.
- */
 function addExamples(doc: OpenAPIObject): void {
   const schemas = doc.components!.schemas as Record<string, Json>;
   for (const item of Object.values(doc.paths) as Json[]) {
@@ -389,13 +350,8 @@ function addExamples(doc: OpenAPIObject): void {
   }
 }
 
-/**
- * `@ApiProperty({ type: Model, nullable: true })` comes out as `nullable` beside `allOf: [$ref]`,
- * which OAS 3.0.3 does not let be null (nullable only widens the `type` of its own schema; the
- * referenced object still refuses null). The model's schema is written in place, with its own
- * `type: object` and `nullable: true`: valid 3.0.3 that every generator reads as `Model | null`
- * (an `anyOf` with a `{nullable, enum: [null]}` branch made orval emit a type that does not compile).
- */
+// `nullable` beside `allOf: [$ref]` cannot make the referenced object null in OAS 3.0.3, so the
+// model is written in place with `nullable: true` (an `anyOf` with a null branch broke orval's types).
 function nullableReferences(schema: Json, schemas: Record<string, Json>, inlined: Set<string>): void {
   if (schema.nullable !== true || schema.allOf?.length !== 1 || !schema.allOf[0].$ref) return;
   const name = String(schema.allOf[0].$ref).split('/').pop()!;
