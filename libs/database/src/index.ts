@@ -9,4 +9,5 @@ export * from './group-commit';
 export * from './page';
 export * from './sql';
 export * from './postgres-errors';
+export * from './partitions';
 export * from './read-replicas';
