@@ -34,7 +34,9 @@ async function main(): Promise<void> {
     await before.runMigrations();
     const t0 = Date.now();
     await before.query(`INSERT INTO accounts (name, plan) SELECT 'a' || g, 'pro' FROM generate_series(1, 100) g`);
-    await before.query(`INSERT INTO webhooks (account_id, url, events, secret) SELECT id, 'https://x.example', '{pet.created}', 's' FROM accounts`);
+    await before.query(
+      `INSERT INTO webhooks (account_id, url, events, secret) SELECT id, 'https://x.example', '{pet.created}', 's' FROM accounts`,
+    );
     const start = Date.now() - 30 * 86_400_000;
     await before.query(
       `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
@@ -76,7 +78,9 @@ async function main(): Promise<void> {
   try {
     const t = Date.now();
     await after.runMigrations();
-    console.log(`${new last().name} on ${ROWS} rows per table: ${Date.now() - t} ms (one transaction: the tables are locked that long)`);
+    console.log(
+      `${new last().name} on ${ROWS} rows per table: ${Date.now() - t} ms (one transaction: the tables are locked that long)`,
+    );
     const parts = await after.query(
       `SELECT i.inhparent::regclass::text AS parent, c.relname, c.reltuples::bigint AS rows FROM pg_inherits i
          JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relkind = 'r' ORDER BY 1, 2`,
