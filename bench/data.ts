@@ -59,6 +59,7 @@ const env: Record<string, string> = {
   RETENTION_WEBHOOK_DELIVERIES_DAYS: String(RETENTION_DAYS),
   WEBHOOK_MAX_AGE_SECONDS: '60',
   RETENTION_INTERVAL_MS: '10000',
+  PARTITION_WIDTH_SECONDS: '60',
 };
 
 async function freePort(): Promise<number> {

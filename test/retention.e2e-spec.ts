@@ -2,13 +2,14 @@ import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
+import { newMessageId } from '@app/messages';
 import { QueueName } from '@app/jobs';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { WebhookReceiver } from './support/webhook-receiver';
 
-/** Finished records past their retention are removed by the worker's scheduled job. */
+/** Finished records past retention are removed by the worker's job, by dropping whole partitions (2-second ones here). */
 describe('retention', () => {
   let api: RunningApi;
   let workers: INestApplicationContext[];
@@ -17,7 +18,19 @@ describe('retention', () => {
   let client: HttpClient;
   let accountId: number;
 
-  const RETENTION = { RETENTION_INTERVAL_MS: '500', ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
+  const seconds = (s: number) => String(s / 86_400);
+  const RETENTION = {
+    RETENTION_INTERVAL_MS: '500',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    PARTITION_WIDTH_SECONDS: '2',
+    PARTITIONS_AHEAD: '2',
+    RETENTION_MESSAGES_DAYS: seconds(6),
+    RETENTION_WEBHOOK_DELIVERIES_DAYS: seconds(6),
+    RETENTION_EVENTS_DAYS: seconds(8),
+    WEBHOOK_MAX_AGE_SECONDS: '5',
+  };
+  /** Time enough for a partition to end, pass the longest retention and meet the next run. */
+  const EXPIRY_MS = 20_000;
 
   beforeAll(async () => {
     api = await startApi(RETENTION);
@@ -45,16 +58,18 @@ describe('retention', () => {
     return ids;
   }
 
-  const backdate = (table: string, where: string, params: unknown[], days = 31) =>
-    db.query(`UPDATE ${table} SET created_at = now() - make_interval(days => ${days}) WHERE ${where}`, params);
+  /** The partition holding the row. */
+  const partitionOf = async (table: string, id: string | number): Promise<string | undefined> =>
+    (await db.query(`SELECT tableoid::regclass::text AS p FROM ${table} WHERE id = $1`, [id]))[0]?.p;
+  const exists = async (relation: string) =>
+    (await db.query(`SELECT to_regclass($1) IS NOT NULL AS e`, [relation]))[0].e as boolean;
 
-  it('removes processed messages past RETENTION_MESSAGES_DAYS (then 404), with their sequence counters', async () => {
-    const [old, fresh] = [await processedMessages(3), await processedMessages(2)];
-    await backdate('messages', 'id = ANY($1)', [old]);
-    await eventually(async () => {
-      const [{ left }] = await db.query(`SELECT count(*)::int AS left FROM messages WHERE id = ANY($1)`, [old]);
-      return left === 0;
-    });
+  it('drops the partition of processed messages past RETENTION_MESSAGES_DAYS (then 404), with their sequence counters', async () => {
+    const old = await processedMessages(3);
+    const partition = await partitionOf('messages', old[0]);
+    expect(partition).toMatch(/^messages_p\d{8}t\d{6}$/);
+    await eventually(async () => !(await exists(partition!)), EXPIRY_MS);
+    const fresh = await processedMessages(1);
     expectErrorBody(await client.get(`/v1/messages/${old[0]}`), 404, 'not_found');
     expect((await client.get(`/v1/messages/${fresh[0]}`)).status).toBe(200);
     const [{ counters }] = await db.query(
@@ -64,20 +79,22 @@ describe('retention', () => {
     expect(counters).toBe(0);
   });
 
-  it('keeps a message that is not final, however old', async () => {
+  it('keeps a partition while one of its messages is not final, however old', async () => {
+    // Not processed before the end of the test: the lost-job sweep gives it a job after SWEEP_INTERVAL_MS (30 s).
     const [{ id }] = await db.query(
-      `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
-       VALUES ('msg_' || substr(md5(random()::text), 1, 28), $1, 'still open', 'queued', 0, now() - interval '90 days')
-       RETURNING id`,
-      [accountId],
+      `INSERT INTO messages (id, account_id, message, status, attempts) VALUES ($1, $2, 'still open', 'queued', 0) RETURNING id`,
+      [newMessageId(), accountId],
     );
-    // Two runs of the job at least.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await db.query(`SELECT 1 FROM messages WHERE id = $1`, [id])).toHaveLength(1);
+    const done = await processedMessages(1);
+    const partition = await partitionOf('messages', id);
+    await new Promise((resolve) => setTimeout(resolve, EXPIRY_MS / 2));
+    expect(await partitionOf('messages', id)).toBe(partition);
+    expect(await partitionOf('messages', done[0])).toBe(partition);
     await db.query(`DELETE FROM messages WHERE id = $1`, [id]);
+    await eventually(async () => !(await exists(partition!)), EXPIRY_MS);
   });
 
-  it('removes fanned-out events and finished deliveries past their retention, and keeps orders', async () => {
+  it('drops the partitions of events and deliveries past their retention, and keeps orders', async () => {
     expect((await client.post('/v1/webhooks', { url: receiver.url, events: ['order.completed'] })).status).toBe(201);
     const category = (await client.post('/v1/categories', { name: 'retention' })).body.id;
     const pet = (await client.post('/v1/pets', { name: 'retention pet', categoryId: category })).body.id;
@@ -88,18 +105,21 @@ describe('retention', () => {
       `SELECT id FROM events WHERE type = 'order.completed' AND resource_id = $1`,
       [String(order)],
     );
-    await eventually(async () => {
-      const [d] = await db.query(`SELECT status FROM webhook_deliveries WHERE event_id = $1`, [event]);
-      return d?.status === 'delivered';
+    const [delivery] = await eventually(async () => {
+      const rows = await db.query(`SELECT id FROM webhook_deliveries WHERE event_id = $1 AND status = 'delivered'`, [
+        event,
+      ]);
+      return rows.length ? rows : undefined;
     });
-    await backdate('webhook_deliveries', 'event_id = $1', [event]);
-    await eventually(
-      async () => (await db.query(`SELECT 1 FROM webhook_deliveries WHERE event_id = $1`, [event])).length === 0,
-    );
-    expect(await db.query(`SELECT 1 FROM events WHERE id = $1`, [event])).toHaveLength(1);
-
-    await backdate('events', 'id = $1', [event]);
-    await eventually(async () => (await db.query(`SELECT 1 FROM events WHERE id = $1`, [event])).length === 0);
+    const [eventPartition, deliveryPartition] = [
+      await partitionOf('events', event),
+      await partitionOf('webhook_deliveries', delivery.id),
+    ];
+    expect([eventPartition, deliveryPartition]).toEqual([
+      expect.stringMatching(/^events_p/),
+      expect.stringMatching(/^webhook_deliveries_p/),
+    ]);
+    await eventually(async () => !(await exists(eventPartition!)) && !(await exists(deliveryPartition!)), EXPIRY_MS);
     const [{ complete }] = await db.query(`SELECT complete FROM orders WHERE id = $1`, [order]);
     expect(complete).toBe(true);
   });
@@ -112,18 +132,65 @@ describe('retention', () => {
     expect(schedulers.find((s) => s.key === 'retention')?.every).toBe(500);
   });
 
-  it('removes a backlog larger than one batch', async () => {
-    const ids: string[] = (
-      await db.query(
-        `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
-         SELECT 'msg_' || substr(md5(random()::text || g::text), 1, 28), $1, 'm', 'processed', 1, now() - interval '40 days'
-           FROM generate_series(1, 2500) g RETURNING id`,
-        [accountId],
-      )
-    ).map((r: { id: string }) => r.id);
-    await eventually(async () => {
-      const [{ left }] = await db.query(`SELECT count(*)::int AS left FROM messages WHERE id = ANY($1)`, [ids]);
-      return left === 0;
-    });
+  it('keeps the current period and PARTITIONS_AHEAD more created for every partitioned table', async () => {
+    for (const table of ['messages', 'events', 'webhook_deliveries', 'usage_minutes']) {
+      const [{ ahead }] = await db.query(
+        `SELECT count(*)::int AS ahead FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = $1::regclass AND c.relname > $2`,
+        [table, `${table}_p${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15).toLowerCase()}`],
+      );
+      expect({ table, ahead }).toEqual({ table, ahead: expect.any(Number) });
+      expect(ahead).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('takes a row of a period no partition covers yet into the default partition, then into its own', async () => {
+    const [{ id }] = await db.query(
+      `INSERT INTO messages (id, account_id, message, status, attempts) VALUES ($1, $2, 'ahead', 'processed', 1) RETURNING id`,
+      [newMessageId(Date.now() + 10_000), accountId],
+    );
+    expect(await partitionOf('messages', id)).toBe('messages_default');
+    await eventually(async () => (await partitionOf('messages', id))?.startsWith('messages_p'), EXPIRY_MS);
+  });
+
+  it('drops partitions under load without losing a write or a read of a live row', async () => {
+    const failures: string[] = [];
+    const live: { id: string; at: number }[] = [];
+    let reads = 0;
+    const until = Date.now() + 14_000;
+    const writer = async () => {
+      while (Date.now() < until) {
+        const r = await client.post('/v1/messages', { message: 'under load' });
+        if (r.status === 202) live.push({ id: r.body.id, at: Date.now() });
+        else failures.push(`POST ${r.status}`);
+      }
+    };
+    const reader = async () => {
+      while (Date.now() < until) {
+        // Rows younger than the retention by a margin: never due for a drop.
+        const young = live.filter((m) => m.at > Date.now() - 3_000);
+        if (!young.length) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          continue;
+        }
+        const m = young[Math.floor(Math.random() * young.length)];
+        const r = await client.get(`/v1/messages/${m.id}`);
+        reads++;
+        if (r.status !== 200) failures.push(`GET ${m.id} ${r.status}`);
+        const page = await client.get(`/v1/messages?order=newest&limit=5`);
+        if (page.status !== 200) failures.push(`list ${page.status}`);
+      }
+    };
+    const first = (await client.post('/v1/messages', { message: 'first of the load' })).body.id as string;
+    const firstPartition = await partitionOf('messages', first);
+    await Promise.all([writer(), writer(), reader(), reader()]);
+    expect(failures).toEqual([]);
+    expect(reads).toBeGreaterThan(50);
+    // The load's first partition went while it ran.
+    expect(await exists(firstPartition!)).toBe(false);
+    const [{ kept }] = await db.query(`SELECT count(*)::int AS kept FROM messages WHERE id = ANY($1)`, [
+      live.filter((m) => m.at > until - 3_000).map((m) => m.id),
+    ]);
+    expect(kept).toBe(live.filter((m) => m.at > until - 3_000).length);
   });
 });

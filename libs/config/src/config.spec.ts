@@ -92,7 +92,28 @@ describe('DATABASE_REPLICA_URLS', () => {
 
 describe('RETENTION_*_DAYS', () => {
   it('takes fractions of a day (a bench keeps records minutes)', () => {
-    expect(loadConfig({ RETENTION_MESSAGES_DAYS: '0.5' }).retention.messagesDays).toBe(0.5);
+    const config = loadConfig({ RETENTION_MESSAGES_DAYS: '0.5', PARTITION_WIDTH_SECONDS: '3600' });
+    expect(config.retention.messagesDays).toBe(0.5);
+  });
+
+  it('refuses a retention shorter than one partition, naming the variable in one line', () => {
+    expect(() => loadConfig({ RETENTION_MESSAGES_DAYS: '0.5' })).toThrow(
+      /^invalid configuration: RETENTION_MESSAGES_DAYS: must be at least one partition \(PARTITION_WIDTH_SECONDS=86400\)[^\n]*$/,
+    );
+  });
+});
+
+describe('PARTITION_WIDTH_SECONDS / PARTITIONS_AHEAD', () => {
+  it('partitions by day with two days created ahead by default', () => {
+    expect(loadConfig({}).retention).toEqual(
+      expect.objectContaining({ partitionWidthMs: 86_400_000, partitionsAhead: 2 }),
+    );
+  });
+
+  it('refuses partitions made ahead that the job would not renew in time', () => {
+    expect(() =>
+      loadConfig({ PARTITION_WIDTH_SECONDS: '10', PARTITIONS_AHEAD: '1', RETENTION_INTERVAL_MS: '10000' }),
+    ).toThrow(/PARTITIONS_AHEAD/);
   });
 });
 

@@ -99,6 +99,9 @@ const schema = z.object({
   RETENTION_EVENTS_DAYS: positiveDays.default(30),
   RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
   RETENTION_INTERVAL_MS: positiveInt.default(60_000),
+  // History tables are partitioned by time (docs/storage.md); partitions are created this many periods ahead.
+  PARTITION_WIDTH_SECONDS: positiveInt.default(86_400),
+  PARTITIONS_AHEAD: positiveInt.default(2),
   NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
   RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
@@ -152,6 +155,25 @@ const checked = schema.superRefine((e, ctx) => {
       code: 'custom',
       path: ['RETENTION_EVENTS_DAYS'],
       message: "must be longer than WEBHOOK_MAX_AGE_SECONDS (an event outlives its deliveries' retries)",
+    });
+  // Retention drops whole partitions: a shorter retention would keep rows for a partition's width anyway.
+  for (const name of [
+    'RETENTION_MESSAGES_DAYS',
+    'RETENTION_EVENTS_DAYS',
+    'RETENTION_WEBHOOK_DELIVERIES_DAYS',
+    'RETENTION_USAGE_MINUTES_DAYS',
+  ] as const)
+    if (e[name] * 86_400 < e.PARTITION_WIDTH_SECONDS)
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `must be at least one partition (PARTITION_WIDTH_SECONDS=${e.PARTITION_WIDTH_SECONDS}): retention drops whole partitions`,
+      });
+  if (e.PARTITION_WIDTH_SECONDS * e.PARTITIONS_AHEAD * 1000 <= e.RETENTION_INTERVAL_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PARTITIONS_AHEAD'],
+      message: 'must cover more than RETENTION_INTERVAL_MS (the job that creates partitions ahead runs that often)',
     });
   for (const name of ['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS'] as const)
     if (e[name] && !e.REDIS_CLUSTER_NODES)
@@ -287,6 +309,9 @@ export class AppConfig {
     usageMinutesDays: number;
     usageHoursDays: number;
     intervalMs: number;
+    /** The width of one partition of the history tables, and the periods after the current one created ahead. */
+    partitionWidthMs: number;
+    partitionsAhead: number;
   };
   readonly usageAggregationIntervalMs: number;
   readonly nameSearchAccountConcurrency: number;
@@ -362,6 +387,8 @@ export class AppConfig {
       usageMinutesDays: e.RETENTION_USAGE_MINUTES_DAYS,
       usageHoursDays: e.RETENTION_USAGE_HOURS_DAYS,
       intervalMs: e.RETENTION_INTERVAL_MS,
+      partitionWidthMs: e.PARTITION_WIDTH_SECONDS * 1000,
+      partitionsAhead: e.PARTITIONS_AHEAD,
     };
     this.usageAggregationIntervalMs = e.USAGE_AGGREGATION_INTERVAL_MS;
     this.nameSearchAccountConcurrency = e.NAME_SEARCH_ACCOUNT_CONCURRENCY;

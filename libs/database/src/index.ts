@@ -11,4 +11,5 @@ export * from './sql';
 export * from './entity-columns';
 export * from './schema-exceptions';
 export * from './postgres-errors';
+export * from './partitions';
 export * from './read-replicas';

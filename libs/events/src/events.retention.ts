@@ -1,23 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { RetentionSource } from '@app/jobs';
+import { PartitionedHistory, RetentionSource } from '@app/jobs';
 
 /**
- * Events handed to their webhooks (fanned out), RETENTION_EVENTS_DAYS after they happened; their
- * deliveries go with them (ON DELETE CASCADE), all final by then (the config keeps the events
- * longer than WEBHOOK_MAX_AGE_SECONDS).
+ * Events, RETENTION_EVENTS_DAYS after they happened, by whole partitions of their id, once every
+ * event of a partition is handed to its webhooks (fanned out). Their deliveries have partitions
+ * of their own, kept no longer than the events (the config refuses more).
  */
 @Injectable()
 @RetentionSource()
 export class EventsRetentionSource implements RetentionSource {
   readonly name = 'events';
-  readonly removeSql = `WITH gone AS (
-      DELETE FROM events WHERE id = ANY(ARRAY(
-        SELECT id FROM events
-         WHERE fanned_out AND created_at < now() - make_interval(secs => $1::double precision * 86400)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-      RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+  readonly partitioned: PartitionedHistory = {
+    table: 'events',
+    column: 'id',
+    key: 'time-ordered-id',
+    sequence: 'events_id_seq',
+    openRows: 'NOT fanned_out',
+  };
 
   keepDays(config: AppConfig): number {
     return config.retention.eventsDays;

@@ -5,14 +5,14 @@ import { Queue } from 'bullmq';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { preparedQuery } from '@app/database';
+import { createPartitionsAhead, dropPartition, historyPartitions, isLockTimeout, preparedQuery } from '@app/database';
 import { defineJob } from './job-definition';
 import { scheduleJob } from './job-schedule';
 import { OnJob } from './on-job.decorator';
 import { QueueName } from './queue-names';
-import { RetentionSource } from './retention-source';
+import { PartitionedHistory, RetentionSource } from './retention-source';
 
-/** Removes finished records past their retention; scheduled (see RetentionService), never staged. */
+/** Creates partitions ahead and removes finished records past their retention; scheduled (see RetentionService), never staged. */
 export const RetentionJob = defineJob<Record<string, never>>({
   name: 'retention.run',
   queue: QueueName.Events,
@@ -24,6 +24,15 @@ const BATCH = 1_000;
 /** A run stops after this long and leaves the rest to the next one: a backlog never holds a worker slot for long. */
 const RUN_BUDGET_MS = 20_000;
 
+/** How long a partition's DDL waits for its locks: statements queued behind it wait no longer than that. */
+const DDL_LOCK_TIMEOUT_MS = 2_000;
+
+const dropped = new Counter({
+  name: 'petstore_retention_partitions_dropped_total',
+  help: 'Partitions of history tables dropped by retention, by source',
+  labelNames: ['source'] as const,
+});
+
 const removed = new Counter({
   name: 'petstore_retention_removed_total',
   help: 'Records removed by retention, by source',
@@ -32,8 +41,10 @@ const removed = new Counter({
 
 /**
  * Retention: every RETENTION_INTERVAL_MS one job (a BullMQ job scheduler: one run across all
- * workers, whichever takes it) removes the records past their time, source by source, in
- * small batches. docs/operations.md, "Retention", has the defaults and what is kept for ever.
+ * workers, whichever takes it) keeps the partitions of the partitioned tables created
+ * PARTITIONS_AHEAD periods ahead and drops those past their time, then removes the records of
+ * the other tables past their time in small batches. A worker also creates the partitions when
+ * it starts. docs/storage.md has the partitions, docs/operations.md, "Retention", the defaults.
  */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap {
@@ -51,17 +62,26 @@ export class RetentionService implements OnApplicationBootstrap {
     this.sources = this.discovery
       .getProviders({ metadataKey: RetentionSource.KEY })
       .map((wrapper) => wrapper.instance as RetentionSource);
+    // Rows no partition covers go to the default partition, which the next run empties: not fatal.
+    await this.createAhead().catch((err: Error) =>
+      this.logger.warn({ err: { message: err.message } }, 'partitions not created ahead yet'),
+    );
     await scheduleJob(this.queue, RetentionJob, this.config.retention.intervalMs, this.logger);
   }
 
   @OnJob(RetentionJob)
   async run(): Promise<Record<string, number>> {
+    await this.createAhead();
     const deadline = Date.now() + RUN_BUDGET_MS;
     const counts: Record<string, number> = {};
     for (const source of this.sources) {
+      if (source.partitioned) {
+        counts[source.name] = await this.dropExpired(source, source.partitioned);
+        continue;
+      }
       counts[source.name] = 0;
       for (;;) {
-        const [{ removed: n }] = await preparedQuery<{ removed: number }>(this.dataSource, source.removeSql, [
+        const [{ removed: n }] = await preparedQuery<{ removed: number }>(this.dataSource, source.removeSql!, [
           source.keepDays(this.config),
           BATCH,
         ]);
@@ -72,5 +92,61 @@ export class RetentionService implements OnApplicationBootstrap {
     }
     if (Object.values(counts).some(Boolean)) this.logger.log({ removed: counts }, 'retention removed records');
     return counts;
+  }
+
+  private async createAhead(): Promise<void> {
+    const { partitionWidthMs: widthMs, partitionsAhead: ahead } = this.config.retention;
+    for (const { partitioned } of this.sources)
+      if (partitioned)
+        await this.waitingForLocks(
+          createPartitionsAhead(this.dataSource, partitioned, {
+            widthMs,
+            ahead,
+            nowMs: Date.now(),
+            lockTimeoutMs: DDL_LOCK_TIMEOUT_MS,
+          }),
+        );
+  }
+
+  /**
+   * Drops the partitions whose range ended more than keepDays ago, once their newest row is that
+   * old too (a time-ordered id's period starts when the job moves its sequence up) and none of
+   * their rows is still open. Answers the partitions dropped.
+   */
+  private async dropExpired(source: RetentionSource, h: PartitionedHistory): Promise<number> {
+    const cutoff = Date.now() - source.keepDays(this.config) * 86_400_000;
+    let n = 0;
+    for (const p of await historyPartitions(this.dataSource, h)) {
+      if (p.toMs > cutoff) break;
+      const table = `"${p.name}"`;
+      if (h.key === 'time-ordered-id') {
+        const [newest] = await this.dataSource.query(
+          `SELECT created_at >= to_timestamp($1::double precision / 1000) AS young FROM ${table} ORDER BY id DESC LIMIT 1`,
+          [cutoff],
+        );
+        if (newest?.young) continue;
+      }
+      if (h.openRows) {
+        const [open] = await this.dataSource.query(`SELECT 1 FROM ${table} WHERE ${h.openRows} LIMIT 1`);
+        if (open) continue;
+      }
+      if (h.beforeDrop) await this.dataSource.query(h.beforeDrop(table));
+      if (await this.waitingForLocks(dropPartition(this.dataSource, h, p.name, DDL_LOCK_TIMEOUT_MS))) continue;
+      dropped.inc({ source: source.name });
+      n++;
+    }
+    return n;
+  }
+
+  /** True when the DDL gave up waiting for its locks (logged; the next run tries again). */
+  private async waitingForLocks(ddl: Promise<unknown>): Promise<boolean> {
+    try {
+      await ddl;
+      return false;
+    } catch (err) {
+      if (!isLockTimeout(err)) throw err;
+      this.logger.warn('a partition change waited too long for its locks; the next run tries again');
+      return true;
+    }
   }
 }

@@ -1,25 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { RetentionSource } from '@app/jobs';
+import { PartitionedHistory, RetentionSource } from '@app/jobs';
 
 /**
- * Messages in a final state (processed, failed), RETENTION_MESSAGES_DAYS after they were
- * accepted; with each its event sequence counter, which no event will use again.
+ * Messages, RETENTION_MESSAGES_DAYS after they were accepted, by whole partitions of their id
+ * (time-ordered), once none of a partition's messages is still queued or processing; with each
+ * its event sequence counter, which no event will use again.
  */
 @Injectable()
 @RetentionSource()
 export class MessagesRetentionSource implements RetentionSource {
   readonly name = 'messages';
-  readonly removeSql = `WITH gone AS (
-      DELETE FROM messages WHERE id = ANY(ARRAY(
-        SELECT id FROM messages
-         WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => $1::double precision * 86400)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-      RETURNING account_id, id),
-    counters AS (
-      DELETE FROM event_sequences s USING gone
-       WHERE s.account_id = gone.account_id AND s.resource_type = 'message' AND s.resource_id = gone.id)
-    SELECT count(*)::int AS removed FROM gone`;
+  readonly partitioned: PartitionedHistory = {
+    table: 'messages',
+    column: 'id',
+    key: 'message-id',
+    openRows: `status IN ('queued', 'processing')`,
+    beforeDrop: (partition) => `DELETE FROM event_sequences s USING ${partition} m
+      WHERE s.account_id = m.account_id AND s.resource_type = 'message' AND s.resource_id = m.id`,
+  };
 
   keepDays(config: AppConfig): number {
     return config.retention.messagesDays;

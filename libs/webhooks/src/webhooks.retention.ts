@@ -1,19 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { RetentionSource } from '@app/jobs';
+import { PartitionedHistory, RetentionSource } from '@app/jobs';
 
-/** Deliveries delivered or given up, RETENTION_WEBHOOK_DELIVERIES_DAYS after they were created. */
+/**
+ * Deliveries, RETENTION_WEBHOOK_DELIVERIES_DAYS after they were created, by whole partitions of
+ * their id, once none of a partition's deliveries is pending.
+ */
 @Injectable()
 @RetentionSource()
 export class WebhookDeliveriesRetentionSource implements RetentionSource {
   readonly name = 'webhook_deliveries';
-  readonly removeSql = `WITH gone AS (
-      DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
-        SELECT id FROM webhook_deliveries
-         WHERE status <> 'pending' AND created_at < now() - make_interval(secs => $1::double precision * 86400)
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-      RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+  readonly partitioned: PartitionedHistory = {
+    table: 'webhook_deliveries',
+    column: 'id',
+    key: 'time-ordered-id',
+    sequence: 'webhook_deliveries_id_seq',
+    openRows: `status = 'pending'`,
+  };
 
   keepDays(config: AppConfig): number {
     return config.retention.webhookDeliveriesDays;
