@@ -1,6 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { CatalogModule, PetsService } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import { createPartitionsAhead } from '@app/database';
 import { LostJobSource, PartitionedHistory, RetentionSource, SweepSource } from '@app/jobs';
@@ -14,6 +15,8 @@ interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Subplans Removed'?: number;
+  'Index Name'?: string;
+  'Index Cond'?: string;
   'Actual Rows'?: number;
   'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
@@ -208,5 +211,99 @@ describe('the plans of the sweep and retention queries', () => {
         expect({ table, scan: scan['Node Type'] }).toEqual({ table, scan: expect.stringMatching(/Index/) });
       expect(scans.reduce((n, scan) => n + (scan['Actual Rows'] ?? 0), 0)).toBeLessThanOrEqual(21 + scans.length);
     }
+  });
+});
+
+/**
+ * A name search reads the asking account's matches from the account-scoped trigram index, or, for a substring most names hold, walks the
+ * account's pets in id order only as far as the page: planned with its values, as the service
+ * sends it (an unnamed statement).
+ */
+describe('the plans of a pet name search', () => {
+  let app: INestApplicationContext;
+  let db: DataSource;
+  let asking: number;
+  let neighbour: number;
+
+  beforeAll(async () => {
+    app = await featureModules(CatalogModule);
+    db = app.get(DataSource);
+    asking = await newAccount(app);
+    neighbour = await newAccount(app);
+    await db.query(`INSERT INTO categories (account_id, name) VALUES ($1, 'plans'), ($2, 'plans')`, [
+      asking,
+      neighbour,
+    ]);
+    // 20,000 pets each; two of the asking account's hold "needle".
+    await db.query(
+      `INSERT INTO pets (account_id, category_id, name, status, stock)
+       SELECT a.account_id, a.id, CASE WHEN a.account_id = $1 AND g IN (7, 19000) THEN 'needle ' || g ELSE 'pet ' || md5(g::text) END,
+              'available', 1
+         FROM generate_series(1, 20000) g, categories a WHERE a.account_id IN ($1, $2)`,
+      [asking, neighbour],
+    );
+    // VACUUM moves the new rows from the index's pending list into its tree, as autovacuum would.
+    await db.query('VACUUM ANALYZE pets');
+  });
+  afterAll(async () => {
+    await db.query(`DELETE FROM pets WHERE account_id IN ($1, $2)`, [asking, neighbour]);
+    await db.query(`DELETE FROM categories WHERE account_id IN ($1, $2)`, [asking, neighbour]);
+    await app.close();
+  });
+
+  /** The search statement the service sends for `name`, and its plan executed with its values. */
+  async function searchPlan(name: string): Promise<{ found: number; plan: PlanNode[] }> {
+    const spy = jest.spyOn(db, 'query');
+    let statement: [string, unknown[]];
+    let found: number;
+    try {
+      found = (await app.get(PetsService).list(asking, { limit: 20, name })).length;
+      statement = spy.mock.calls
+        .map(([text, values]) => [text, values] as [string, unknown[]])
+        .find(([t]) => / LIKE /.test(t))!;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(statement).toBeDefined();
+    const runner = db.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.query(`SET plan_cache_mode = force_custom_plan`);
+      await runner.query(`PREPARE search_probe AS ${statement[0]}`);
+      const literal = statement[1].map((p) =>
+        typeof p === 'number' ? String(p) : `'${String(p).replace(/'/g, "''")}'`,
+      );
+      const [
+        {
+          'QUERY PLAN': [{ Plan }],
+        },
+      ] = await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE search_probe(${literal.join(', ')})`);
+      return { found, plan: nodes(Plan) };
+    } finally {
+      await runner.query('DEALLOCATE search_probe');
+      await runner.query('RESET plan_cache_mode');
+      await runner.release();
+    }
+  }
+
+  const rowsRead = (plan: PlanNode[]) =>
+    plan
+      .filter((n) => n['Relation Name'] === 'pets')
+      .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0), 0);
+
+  it("a rare substring reads the account's matches from the account-scoped trigram index", async () => {
+    const { found, plan } = await searchPlan('needle');
+    expect(found).toBe(2);
+    const scan = plan.find((n) => n['Index Name'] === 'pets_account_name_trgm');
+    expect(scan).toMatchObject({ 'Index Cond': expect.stringMatching(/account_id = .*lower\(name\) ~~/) });
+    expect(plan.some((n) => n['Node Type'] === 'Seq Scan')).toBe(false);
+    expect(rowsRead(plan)).toBeLessThanOrEqual(10);
+  });
+
+  it("a common substring walks the account's pets in id order only as far as the page", async () => {
+    const { found, plan } = await searchPlan('pet');
+    expect(found).toBe(21); // the page and the one row that says another follows
+    expect(plan.some((n) => n['Node Type'] === 'Seq Scan' || n['Index Name'] === 'pets_account_name_trgm')).toBe(false);
+    expect(rowsRead(plan)).toBeLessThanOrEqual(100);
   });
 });

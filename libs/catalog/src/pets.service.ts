@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { accountPage, joinSql, preparedQuery, raw, sql } from '@app/database';
+import { accountPage, joinSql, preparedQuery, queryPlannedPerCall, raw, sql } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { AccountSlots } from './account-slots';
@@ -21,12 +21,12 @@ export function stockForStatus(status: 'available' | 'sold' | undefined, stock: 
   return stock;
 }
 
-/** Pets a name search reads per page at most (a few ms): see PetsService.list. */
-export const NAME_SEARCH_WINDOW = 10_000;
+/** The shortest `name` a search takes: a trigram index serves substrings of three characters or more. */
+export const NAME_SEARCH_MIN_LENGTH = 3;
 
 @Injectable()
 export class PetsService {
-  /** A tenant's parallel name searches take turns (each reads up to NAME_SEARCH_WINDOW rows). */
+  /** A tenant's parallel name searches take turns (a rare substring's search reads the index, a common one's the page). */
   private readonly searchSlots: AccountSlots;
 
   constructor(
@@ -39,33 +39,27 @@ export class PetsService {
 
   /**
    * One index range scan per filter set: every predicate leads with account_id, pages by id.
-   * A name search reads at most NAME_SEARCH_WINDOW of the account's pets (in id order) per page:
-   * no index serves a 1- or 2-character substring, and a rare one would otherwise walk all of a
-   * large catalogue on every call. A window that ends before the page is full gives its last id
-   * as `resumeAfter`, the next page's cursor (the page may then hold fewer pets, even none).
+   * A name search is planned with its pattern on every call (an unnamed statement): a rare
+   * substring reads the account's matches from the trigram index `pets_account_name_trgm`, a
+   * common one walks the account's pets in id order until the page is full. Either way the page
+   * holds the next matches, so only a full page links to another.
    */
-  async list(accountId: number, q: PetListFilter): Promise<{ pets: PetView[]; resumeAfter?: number }> {
+  async list(accountId: number, q: PetListFilter): Promise<PetView[]> {
     const page = accountPage('p', accountId, q.after ?? 0);
-    const where = [page.where];
+    // A search bounds the account with `=` instead, which the trigram index's account_id column
+    // serves (`<=` would read every lower account's matches there); the row comparison keeps the
+    // primary key out, as in every list (docs/internals/decisions.md, "Keyset pages").
+    const account = sql`(p.account_id, p.id) > (${accountId}, ${q.after ?? 0}) AND p.account_id = ${accountId}`;
+    const where = [q.name ? account : page.where];
     if (q.status) where.push(sql`p.status = ${q.status}`);
     if (q.categoryId) where.push(sql`p.category_id = ${q.categoryId}`);
     if (q.ids) where.push(sql`p.id = ANY(${q.ids}::bigint[])`);
-    const filtered = sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${joinSql(where, ' AND ')} ${page.orderBy}`;
-    if (!q.name) {
-      const rows = await preparedQuery<PetRow>(this.dataSource, sql`${filtered} LIMIT ${q.limit + 1}`);
-      return { pets: rows.map(toPetView) };
-    }
-    const search = sql`WITH w AS (${filtered} LIMIT ${NAME_SEARCH_WINDOW}),
-            edge AS (SELECT count(*)::int AS scanned, max(id) AS "scannedTo" FROM w)
-       SELECT edge.scanned, edge."scannedTo", hit.* FROM edge LEFT JOIN LATERAL (
-         SELECT * FROM w WHERE lower(w.name) LIKE ${likeSubstring(q.name)} ORDER BY w.id LIMIT ${q.limit + 1}
-       ) hit ON true`;
-    const rows = await this.searchSlots.run(accountId, () =>
-      preparedQuery<PetRow & { scanned: number; scannedTo: number }>(this.dataSource, search),
-    );
-    const pets = rows.filter((r) => r.id !== null).map(toPetView);
-    const [{ scanned, scannedTo }] = rows;
-    return { pets, resumeAfter: pets.length <= q.limit && scanned === NAME_SEARCH_WINDOW ? scannedTo : undefined };
+    if (q.name) where.push(sql`lower(p.name) LIKE ${likeSubstring(q.name)}`);
+    const statement = sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${joinSql(where, ' AND ')} ${page.orderBy}
+      LIMIT ${q.limit + 1}`;
+    if (!q.name) return (await preparedQuery<PetRow>(this.dataSource, statement)).map(toPetView);
+    const rows = await this.searchSlots.run(accountId, () => queryPlannedPerCall<PetRow>(this.dataSource, statement));
+    return rows.map(toPetView);
   }
 
   async get(accountId: number, id: number): Promise<PetView> {

@@ -50,3 +50,11 @@ export async function preparedQuery<T extends QueryResultRow>(
     if (!held) await runner.release();
   }
 }
+
+/** Unnamed, so Postgres plans it with its values on every call: for a search whose best plan depends on the pattern. */
+export function queryPlannedPerCall<T extends QueryResultRow>(
+  db: DataSource | EntityManager,
+  query: Sql,
+): Promise<T[]> {
+  return db.query(query.text, query.values as unknown[]);
+}

@@ -76,17 +76,15 @@ export function page<T>(
   query: PageLimit & { after?: number | string },
   rows: T[],
   cursorOf: (row: T) => number | string = (row) => (row as { id: number | string }).id,
-  resumeAfter?: number | string,
 ): T[] {
-  if (rows.length <= query.limit && resumeAfter === undefined) return rows;
+  if (rows.length <= query.limit) return rows;
   const items = rows.slice(0, query.limit);
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined || key === 'after') continue;
     params.set(key, Array.isArray(value) ? value.join(',') : String(value));
   }
-  // A short page that read its whole window (a name search) goes on after the window.
-  params.set('after', String(rows.length > query.limit ? cursorOf(items[items.length - 1]) : resumeAfter));
+  params.set('after', String(cursorOf(items[items.length - 1])));
   res.setHeader('Link', `<${path}?${params.toString().replaceAll('%2C', ',')}>; rel="next"`);
   return items;
 }

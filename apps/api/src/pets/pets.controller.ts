@@ -41,7 +41,7 @@ export class PetsController {
     operationId: 'listPets',
     summary: 'Pets by id (keyset pages), filtered by status, category, name or ids',
     description:
-      'The account\'s pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page. A name search reads at most 10,000 of the account\'s pets per page, so on a large catalogue a page may hold fewer pets than `limit`, or none, and still link to the next: follow the links until there is none.',
+      'The account\'s pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring of at least 3 characters) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page: a page without it is the last, and a name search answers its matches on the first page however large the catalogue.',
   })
   @ApiOkResponse({ type: [PetSchema], description: 'A page (the Pets model); `Link: <...>; rel="next"` when more' })
   async list(
@@ -49,8 +49,7 @@ export class PetsController {
     @Query() query: PetListQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetView[]> {
-    const { pets, resumeAfter } = await this.pets.list(auth.accountId, query);
-    return page(res, '/v1/pets', query, pets, undefined, resumeAfter);
+    return page(res, '/v1/pets', query, await this.pets.list(auth.accountId, query));
   }
 
   @Post()

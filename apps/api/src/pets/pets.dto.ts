@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { PET_STATUSES, PetStatus } from '@app/catalog';
+import { NAME_SEARCH_MIN_LENGTH, PET_STATUSES, PetStatus } from '@app/catalog';
 import { IsOptional, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 import { references } from '../openapi/api-errors.decorator';
 import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';
@@ -96,10 +96,17 @@ export class PetListQuery extends PageQuery {
   @Max(MAX_ID)
   categoryId?: number;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name' })
+  @ApiPropertyOptional({
+    minLength: NAME_SEARCH_MIN_LENGTH,
+    maxLength: 200,
+    description:
+      'Case-insensitive substring of the name, of at least 3 characters (shorter ones answer 400 `invalid_parameter`: a trigram index serves the search). `%`, `_` and `\\` match themselves. All matches after `after` come in id order, the first ones on the first page.',
+  })
   @IsOptional()
   @IsString()
-  @Length(1, 200)
+  @Length(NAME_SEARCH_MIN_LENGTH, 200, {
+    message: `name must be ${NAME_SEARCH_MIN_LENGTH} to 200 characters (a substring of the pet's name)`,
+  })
   name?: string;
 
   @ApiPropertyOptional({

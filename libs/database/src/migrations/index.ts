@@ -12,6 +12,7 @@ import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-
 import { Usage1763900000000 } from './1763900000000-usage';
 import { TaggedApiKeys1764000000000 } from './1764000000000-tagged-api-keys';
 import { WebhookLifecycle1764100000000 } from './1764100000000-webhook-lifecycle';
+import { PetNameSearchIndex1764300000000 } from './1764300000000-pet-name-search-index';
 import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-history';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   Usage1763900000000,
   TaggedApiKeys1764000000000,
   WebhookLifecycle1764100000000,
+  PetNameSearchIndex1764300000000,
   PartitionedHistory1764400000000,
 ];

@@ -237,7 +237,7 @@ export interface paths {
     };
     /**
      * Pets by id (keyset pages), filtered by status, category, name or ids
-     * @description The account's pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page. A name search reads at most 10,000 of the account's pets per page, so on a large catalogue a page may hold fewer pets than `limit`, or none, and still link to the next: follow the links until there is none.
+     * @description The account's pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring of at least 3 characters) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page: a page without it is the last, and a name search answers its matches on the first page however large the catalogue.
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -5194,7 +5194,7 @@ export interface operations {
         /** @description Comma-separated pet ids (at most 100) */
         ids?: string;
         limit?: number;
-        /** @description Case-insensitive substring of the name */
+        /** @description Case-insensitive substring of the name, of at least 3 characters (shorter ones answer 400 `invalid_parameter`: a trigram index serves the search). `%`, `_` and `\` match themselves. All matches after `after` come in id order, the first ones on the first page. */
         name?: string;
         status?: components['schemas']['PetStatus'];
       };
