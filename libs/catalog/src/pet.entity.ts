@@ -14,6 +14,7 @@ export type PetStatus = (typeof PET_STATUSES)[number];
 @Index('pets_account_id', ['accountId', 'id'])
 @Index('pets_account_status', ['accountId', 'status', 'id'])
 @Index('pets_account_category', ['accountId', 'categoryId', 'id'])
+@Index('pets_account_name_trgm', { synchronize: false })
 export class PetEntity {
   @IdentityKey('pets')
   id!: number;

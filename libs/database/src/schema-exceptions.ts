@@ -19,5 +19,10 @@ export const SCHEMA_EXCEPTIONS: readonly SchemaException[] = [
   { table: 'webhook_deliveries', why: PARTITIONED },
   { table: 'usage_minutes', why: PARTITIONED },
   { table: 'categories', index: 'categories_account_name', why: 'expression index: (account_id, lower(name))' },
+  {
+    table: 'pets',
+    index: 'pets_account_name_trgm',
+    why: 'GIN index with an operator class: (account_id, lower(name) gin_trgm_ops)',
+  },
   { table: 'orders', index: 'orders_open_due', why: 'expression index: (coalesce(ship_date, created_at), id)' },
 ];
