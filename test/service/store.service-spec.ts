@@ -4,8 +4,7 @@ import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { CatalogModule, CategoriesService, PetsService } from '@app/catalog';
 import { ApiError } from '@app/errors';
-import { QueueName } from '@app/jobs';
-import { FulfilOrderJob, InventoryService, OrdersService, StoreModule } from '@app/store';
+import { FulfilmentQueue, FulfilOrderJob, InventoryService, OrdersService, StoreModule } from '@app/store';
 import { featureModules, newAccount } from './feature-modules';
 
 describe('store (service tier: OrdersService on Postgres and Redis, no HTTP)', () => {
@@ -35,7 +34,7 @@ describe('store (service tier: OrdersService on Postgres and Redis, no HTTP)', (
     const order = await orders.place(accountId, { petId, quantity: 2, shipDate: farShipDate() });
     expect(await count('SELECT stock AS n FROM pets WHERE id = $1', [petId])).toBe(0);
     expect(await orderEvents()).toBe(1);
-    const queue = app.get<Queue>(getQueueToken(QueueName.Fulfilment));
+    const queue = app.get<Queue>(getQueueToken(FulfilmentQueue.name));
     const jobId = FulfilOrderJob.jobId({ accountId, orderId: order.id });
     expect(await queue.getJobState(jobId)).toBe('delayed');
   });

@@ -1,4 +1,6 @@
 import { Global, Module } from '@nestjs/common';
+import { QueueModule } from '@app/jobs';
+import { EventQueue } from './event.jobs';
 import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
@@ -10,6 +12,7 @@ import { TransactionService } from './transaction.service';
  */
 @Global()
 @Module({
+  imports: [QueueModule.register(EventQueue)],
   providers: [TransactionService, EventsService, EventsSweepSource, EventsRetentionSource],
   exports: [TransactionService, EventsService],
 })

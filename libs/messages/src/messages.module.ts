@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { QueueModule } from '@app/jobs';
+import { MessageQueue } from './message.jobs';
 import { MessageProcessingService } from './message-processing.service';
 import { MessagesService } from './messages.service';
 import { MessagesRetentionSource } from './messages.retention';
@@ -6,6 +8,7 @@ import { MessagesSweepSource } from './messages.sweep';
 
 /** Messages: accepted by the API (MessagesService), processed by the worker (MessageProcessingService). */
 @Module({
+  imports: [QueueModule.register(MessageQueue)],
   providers: [MessagesService, MessageProcessingService, MessagesSweepSource, MessagesRetentionSource],
   exports: [MessagesService, MessageProcessingService],
 })

@@ -1,15 +1,18 @@
 import { Module } from '@nestjs/common';
+import { QueueModule } from '@app/jobs';
 import { EventFanOutService } from './event-fan-out.service';
 import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
+import { WebhookQueue } from './webhook.jobs';
 import { WebhookFairShare } from './webhook-fair-share';
 import { WebhookSender } from './webhook-sender';
 import { WebhooksService } from './webhooks.service';
 
 /** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
 @Module({
+  imports: [QueueModule.register(WebhookQueue)],
   providers: [
     WebhooksService,
     EventFanOutService,
