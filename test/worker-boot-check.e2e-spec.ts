@@ -43,7 +43,11 @@ describe('worker start-up: every job in JOBS has its handler, every handler its 
   }
 
   it('refuses to start, in one line naming the job, when a job in JOBS has no handler', async () => {
-    const unhandled = defineJob<{ id: string }>({ name: 'boot-check.unhandled', queue: MessageQueue, jobId: ({ id }) => id });
+    const unhandled = defineJob<{ id: string }>({
+      name: 'boot-check.unhandled',
+      queue: MessageQueue,
+      jobId: ({ id }) => id,
+    });
     const err = await bootWith([...JOBS, unhandled]);
     expect(err).toBeInstanceOf(StartUpError);
     expect(err?.message).toBe('job boot-check.unhandled is in JOBS but no @OnJob handler takes it');
