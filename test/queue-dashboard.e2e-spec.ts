@@ -29,7 +29,7 @@ describe('queue dashboard', () => {
     });
     afterAll(() => closeAll([() => chromium?.close(), () => worker?.close()]));
 
-    it('shows the four queues in Chromium opened once with ?token=, which leaves the address', async () => {
+    it('shows every queue in Chromium opened once with ?token=, which leaves the address', async () => {
       const page = await chromium.browser.newPage();
       const pageErrors: string[] = [];
       page.on('pageerror', (err) => pageErrors.push(String(err)));
