@@ -1,8 +1,7 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { QueueName } from '@app/jobs';
-import { FanOutEventJob } from '@app/events';
+import { EventQueue, FanOutEventJob } from '@app/events';
 import type { PublicEvent } from '@app/events';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient, HttpResponse } from './support/http';
@@ -73,7 +72,7 @@ describe('GET /v1/events', () => {
     expect(event).toEqual(expect.objectContaining({ type: 'api_key.created' }));
     const [row] = await api.app.get(DataSource).query('SELECT fanned_out FROM events WHERE id = $1', [event.id]);
     expect(row.fanned_out).toBe(true);
-    const events = api.app.get<Queue>(getQueueToken(QueueName.Events), { strict: false });
+    const events = api.app.get<Queue>(getQueueToken(EventQueue.name), { strict: false });
     expect(await events.getJob(FanOutEventJob.jobId({ accountId: 0, eventId: event.id }))).toBeUndefined();
   });
 

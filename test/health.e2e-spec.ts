@@ -1,8 +1,6 @@
-import { getQueueToken } from '@nestjs/bullmq';
 import { INestApplicationContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { Queue } from 'bullmq';
-import { QueueName } from '@app/jobs';
+import { JobQueues } from '@app/jobs';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
 import { workerHosts } from '../apps/worker/src/runtime/worker-hosts';
 import { expectErrorBody } from './support/expect-error';
@@ -124,7 +122,7 @@ describe('health: readiness says what each app can do without', () => {
      */
     const queueClientsReady = async () => {
       const clients = await Promise.all([
-        ...Object.values(QueueName).map((q) => worker.get<Queue>(getQueueToken(q), { strict: false }).backend.client),
+        ...worker.get(JobQueues).all().map((q) => q.backend.client),
         ...workerHosts(worker.get(DiscoveryService)).map(({ worker: w }) => w.backend.client),
       ]);
       return clients.every((client) => client.status === 'ready');

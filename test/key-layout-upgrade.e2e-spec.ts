@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queuePrefix, QueueName } from '@app/jobs';
+import { queuePrefix } from '@app/jobs';
+import { MessageQueue } from '@app/messages';
 import { cli } from './support/cli';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -28,7 +29,7 @@ describe('upgrading from the old queue key layout', () => {
    * `petstore` (`petstore:{messages}:messages:wait` was `petstore:messages:wait`): BullMQ's keys
    * are otherwise the same.
    */
-  async function toOldLayout(queue: QueueName): Promise<number> {
+  async function toOldLayout(queue: string): Promise<number> {
     const keys = await redis.keys(`${queuePrefix(queue)}:*`);
     for (const key of keys) await redis.rename(key, `petstore:${key.slice(queuePrefix(queue).length + 1)}`);
     return keys.length;
@@ -42,10 +43,10 @@ describe('upgrading from the old queue key layout', () => {
     ).map((r) => r.body.id as string);
     // Queued, with no worker running: then left under the old layout, as the old release did.
     await eventually(
-      async () => (await redis.llen(`${queuePrefix(QueueName.Messages)}:${QueueName.Messages}:wait`)) >= 30,
+      async () => (await redis.llen(`${queuePrefix(MessageQueue.name)}:${MessageQueue.name}:wait`)) >= 30,
     );
-    expect(await toOldLayout(QueueName.Messages)).toBeGreaterThan(0);
-    expect(await redis.llen(`petstore:${QueueName.Messages}:wait`)).toBeGreaterThanOrEqual(30);
+    expect(await toOldLayout(MessageQueue.name)).toBeGreaterThan(0);
+    expect(await redis.llen(`petstore:${MessageQueue.name}:wait`)).toBeGreaterThanOrEqual(30);
 
     worker = await startWorker({ SWEEP_INTERVAL_MS: '500' });
     await eventually(async () => {
@@ -63,10 +64,10 @@ describe('upgrading from the old queue key layout', () => {
   });
 
   it("removes the old layout's keys with queues:drop-old-layout, and none of the new", async () => {
-    expect((await redis.keys(`petstore:${QueueName.Messages}:*`)).length).toBeGreaterThan(0);
+    expect((await redis.keys(`petstore:${MessageQueue.name}:*`)).length).toBeGreaterThan(0);
     const { stdout } = await cli('queues:drop-old-layout', '--json');
     expect(JSON.parse(stdout).removed).toBeGreaterThan(0);
-    expect(await redis.keys(`petstore:${QueueName.Messages}:*`)).toEqual([]);
-    expect((await redis.keys(`${queuePrefix(QueueName.Messages)}:*`)).length).toBeGreaterThan(0);
+    expect(await redis.keys(`petstore:${MessageQueue.name}:*`)).toEqual([]);
+    expect((await redis.keys(`${queuePrefix(MessageQueue.name)}:*`)).length).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { QueueName } from '@app/jobs';
+import { MessageQueue } from '@app/messages';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { HttpClient, HttpResponse, eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
@@ -92,7 +92,7 @@ describe('messages: durable queued acceptance and processing', () => {
     );
     // Dispatched right after commit: the BullMQ job carries the message id, and the outbox row goes
     // (its DELETE follows the enqueue, after the answer: a busy machine may not have run it yet).
-    const job = await api.app.get<Queue>(getQueueToken(QueueName.Messages)).getJob(res.body.id);
+    const job = await api.app.get<Queue>(getQueueToken(MessageQueue.name)).getJob(res.body.id);
     expect(job?.data).toEqual({ accountId: expect.any(Number), messageId: res.body.id });
     await eventually(
       async () => (await db.query('SELECT id FROM outbox WHERE job_id = $1', [res.body.id])).length === 0,
@@ -219,7 +219,7 @@ describe('messages: durable queued acceptance and processing', () => {
     await worker?.close();
     const res = await post('lost job');
     expect(res.status).toBe(202);
-    const queue = api.app.get<Queue>(getQueueToken(QueueName.Messages));
+    const queue = api.app.get<Queue>(getQueueToken(MessageQueue.name));
     await eventually(async () => (await queue.getJobState(res.body.id)) === 'waiting');
     expect(await queue.remove(res.body.id)).toBe(1); // lost, as if Redis had been flushed
     // The outbox row of a dispatched job is deleted shortly after (batched): then only Redis had it.

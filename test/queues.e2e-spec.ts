@@ -1,9 +1,11 @@
-import { getQueueToken } from '@nestjs/bullmq';
 import { Test } from '@nestjs/testing';
-import { Queue } from 'bullmq';
 import { AppConfig, ConfigModule, loadConfig } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { JobsModule, QueueName } from '@app/jobs';
+import { EventQueue } from '@app/events';
+import { JobQueues, JobsModule, QueueModule } from '@app/jobs';
+import { MessageQueue } from '@app/messages';
+import { FulfilmentQueue } from '@app/store';
+import { WebhookQueue } from '@app/webhooks';
 import { RedisModule } from '@app/redis';
 import { eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
@@ -20,12 +22,12 @@ describe('queues: connections', () => {
     let infos = 0;
     slowRedis.onClientData = (chunk) => (infos += chunk.toString().split('\r\ninfo\r\n').length - 1);
     try {
-      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer')] })
+      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer'), QueueModule.register(MessageQueue, FulfilmentQueue, EventQueue, WebhookQueue)] })
         .overrideProvider(AppConfig)
         .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.url }))
         .compile();
       await app.init();
-      const queues = Object.values(QueueName).map((name) => app.get<Queue>(getQueueToken(name)));
+      const queues = app.get(JobQueues).all();
       let settled = 0;
       const outcomes = queues.map((q) =>
         q

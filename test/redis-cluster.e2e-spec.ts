@@ -1,9 +1,13 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queuePrefix, QueueName } from '@app/jobs';
+import { queuePrefix } from '@app/jobs';
 import { loadConfig } from '@app/config';
+import { MessageQueue } from '@app/messages';
 import { requireRedis } from '@app/observability';
+import { WebhookQueue } from '@app/webhooks';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
+import { WorkerJobs } from '../apps/worker/src/runtime/worker-jobs';
+import { JOBS } from '../apps/worker/src/worker.module';
 import { freePort } from './support/free-port';
 import { eventually, HttpClient } from './support/http';
 import { RedisCluster } from './support/redis-cluster';
@@ -28,8 +32,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     // The seeds are the masters the failover test kills: clients must start again from the
     // nodes they learnt (a worker whose seeds were dead stopped consuming a queue for good).
     const doomed = new Set([
-      await cluster.masterOf(queuePrefix(QueueName.Messages)),
-      await cluster.masterOf(queuePrefix(QueueName.Webhooks)),
+      await cluster.masterOf(queuePrefix(MessageQueue.name)),
+      await cluster.masterOf(queuePrefix(WebhookQueue.name)),
     ]);
     // REDIS_URL names nothing: whatever still used it would fail.
     const env = {
@@ -112,10 +116,10 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
   });
 
   it("keeps each queue's keys in a slot of its own, and the queues on more than one master", async () => {
-    const slots = new Map<QueueName, Set<number>>();
+    const slots = new Map<string, Set<number>>();
     for (const port of await cluster.masters()) {
       for (const key of await cluster.keys(port, 'petstore:{*')) {
-        const queue = Object.values(QueueName).find((q) => key.startsWith(`${queuePrefix(q)}:`));
+        const queue = new WorkerJobs(JOBS).queues.find((q) => key.startsWith(`${queuePrefix(q)}:`));
         expect(queue).toBeDefined();
         const slot = await cluster.slotOf(key);
         slots.set(queue!, new Set([...(slots.get(queue!) ?? []), slot]));
@@ -124,7 +128,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect([...slots.values()].map((s) => s.size)).toEqual([...slots.values()].map(() => 1));
     const distinct = new Set([...slots.values()].map((s) => [...s][0]));
     expect(distinct.size).toBe(slots.size);
-    const masters = new Set(await Promise.all(Object.values(QueueName).map((q) => cluster.masterOf(queuePrefix(q)))));
+    const masters = new Set(await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(q)))));
     expect(masters.size).toBeGreaterThan(1);
   });
 
@@ -201,8 +205,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     // The masters of the two busiest queues, one after the other (a majority of masters must
     // stay up to elect a replica).
-    await cluster.failOver(await cluster.masterOf(queuePrefix(QueueName.Messages)));
-    await cluster.failOver(await cluster.masterOf(queuePrefix(QueueName.Webhooks)));
+    await cluster.failOver(await cluster.masterOf(queuePrefix(MessageQueue.name)));
+    await cluster.failOver(await cluster.masterOf(queuePrefix(WebhookQueue.name)));
     await new Promise((resolve) => setTimeout(resolve, 500));
     loading = false;
     await load;
@@ -264,7 +268,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
 
   // Last: it leaves the cluster without a master for some slots.
   it('reports Redis down, in readiness and metrics, while slots have no master', async () => {
-    const master = await cluster.masterOf(queuePrefix(QueueName.Messages));
+    const master = await cluster.masterOf(queuePrefix(MessageQueue.name));
     await cluster.kill(master);
     await eventually(async () => (await readiness(apis[0])).checks.redis === 'down', 20_000);
     const metrics = await (await fetch(`${apis[0].metricsUrl}/metrics`)).text();

@@ -3,7 +3,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { newMessageId } from '@app/messages';
-import { QueueName } from '@app/jobs';
+import { MaintenanceQueue } from '@app/jobs';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -125,7 +125,7 @@ describe('retention', () => {
   });
 
   it('runs from one job scheduler, however many workers there are', async () => {
-    const queue = workers[0].get<Queue>(getQueueToken(QueueName.Events), { strict: false });
+    const queue = workers[0].get<Queue>(getQueueToken(MaintenanceQueue.name), { strict: false });
     const schedulers = await queue.getJobSchedulers();
     // One of each scheduled job (usage-aggregate is the other), not one per worker.
     expect(schedulers.map((s) => s.key).sort()).toEqual(['retention', 'usage-aggregate']);

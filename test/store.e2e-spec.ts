@@ -4,8 +4,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '@app/errors';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
-import { QueueName } from '@app/jobs';
-import { FulfilmentService, FulfilOrderJob, InventoryService, OrdersService } from '@app/store';
+import { FulfilmentQueue, FulfilmentService, FulfilOrderJob, InventoryService, OrdersService } from '@app/store';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
@@ -41,7 +40,7 @@ describe('store: inventory, orders, fulfilment', () => {
   }
 
   const status = async (petId: number) => (await http.get(`/v1/store/inventory/${petId}`)).body;
-  const fulfilmentQueue = () => api.app.get<Queue>(getQueueToken(QueueName.Fulfilment), { strict: false });
+  const fulfilmentQueue = () => api.app.get<Queue>(getQueueToken(FulfilmentQueue.name), { strict: false });
   const fulfilmentJobId = (orderId: number) => FulfilOrderJob.jobId({ accountId, orderId });
 
   describe('inventory', () => {

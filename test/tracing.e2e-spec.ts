@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
-import { queuePrefix, QueueName } from '@app/jobs';
-import { FulfilOrderJob } from '@app/store';
+import { queuePrefix } from '@app/jobs';
+import { FulfilmentQueue, FulfilOrderJob } from '@app/store';
 import { createAccount, ServiceProcess, stopAll } from './faults/support/service-process';
 import { eventually, HttpClient } from './support/http';
 import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
@@ -140,8 +140,8 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const shipDate = new Date(Date.now() + 1_000).toISOString();
     const order = await http.post('/v1/store/orders', { petId: await newPet(), shipDate });
     expect(order.status).toBe(201);
-    const queue = new Queue(QueueName.Fulfilment, {
-      prefix: queuePrefix(QueueName.Fulfilment),
+    const queue = new Queue(FulfilmentQueue.name, {
+      prefix: queuePrefix(FulfilmentQueue.name),
       connection: { url: process.env.REDIS_URL },
     });
     try {

@@ -38,7 +38,7 @@ describe('worker groups (WORKER_QUEUES)', () => {
     });
     expect(run.status).toBe(1);
     expect(run.stderr.trim().split('\n')).toEqual([
-      'worker failed to start: WORKER_QUEUES: unknown queue mesages (known: messages, fulfilment, events, webhooks)',
+      'worker failed to start: WORKER_QUEUES: unknown queue mesages (known: messages, fulfilment, events, webhooks, maintenance)',
     ]);
   });
 });

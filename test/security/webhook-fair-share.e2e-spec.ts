@@ -2,8 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { QueueName } from '@app/jobs';
-import { DeliverWebhookJob } from '@app/webhooks';
+import { DeliverWebhookJob, WebhookQueue } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -45,7 +44,7 @@ describe('fair share of webhook deliveries across accounts', () => {
        SELECT $1, $2, NULL, 'webhook.test' FROM generate_series(1, $3) RETURNING id`,
       [greedy.webhookId, greedy.accountId, BACKLOG],
     );
-    const queue = api.app.get<Queue>(getQueueToken(QueueName.Webhooks), { strict: false });
+    const queue = api.app.get<Queue>(getQueueToken(WebhookQueue.name), { strict: false });
     await queue.addBulk(
       ids.map(({ id }) => ({
         name: DeliverWebhookJob.name,

@@ -31,7 +31,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     db = app.get(DataSource);
     messages = app.get(MessagesService);
     processing = app.get(MessageProcessingService);
-    queue = app.get<Queue>(getQueueToken(ProcessMessageJob.queue));
+    queue = app.get<Queue>(getQueueToken(ProcessMessageJob.queue.name));
   });
   afterAll(() => app?.close());
 

@@ -50,7 +50,7 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
     orders = app.get(OrdersService);
     inventory = app.get(InventoryService);
     fulfilment = app.get(FulfilmentService);
-    queue = app.get<Queue>(getQueueToken(FulfilOrderJob.queue));
+    queue = app.get<Queue>(getQueueToken(FulfilOrderJob.queue.name));
     accountId = await newAccount(app);
   });
   afterAll(() => app?.close());

@@ -9,10 +9,13 @@ import { AppConfig, loadConfig } from '@app/config';
 import { Plan, Scope } from '@app/access';
 import { maintenanceUrl, migrate } from '@app/database';
 import { nameProblem, parseDateTime } from '@app/errors';
+import { EventQueue } from '@app/events';
 import { dropOldKeyLayout } from '@app/jobs';
+import { MessageQueue } from '@app/messages';
 import { requirePostgres } from '@app/observability';
 import { REDIS, RedisClient } from '@app/redis';
-import { resealWebhookSecrets, WebhookSecretBox } from '@app/webhooks';
+import { FulfilmentQueue } from '@app/store';
+import { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webhooks';
 import { CliModule } from './cli.module';
 import { DemoSeeder } from './demo-seeder';
 
@@ -234,7 +237,9 @@ const COMMANDS: Record<string, Command> = {
     options: { ...json },
     run: (values) =>
       withApp(async (get) => {
-        const removed = await dropOldKeyLayout(get<RedisClient>(REDIS));
+        // The queues of the release that had the old layout.
+        const queues = [MessageQueue, FulfilmentQueue, EventQueue, WebhookQueue];
+        const removed = await dropOldKeyLayout(get<RedisClient>(REDIS), queues);
         print(values, { removed }, `${removed} key(s) of the old queue layout removed`);
       }),
   },

@@ -20,8 +20,10 @@ import { queueWorkers } from './runtime/queue-workers';
 import { WorkerShutdown } from './runtime/worker-shutdown';
 
 /**
- * The jobs this worker runs: their handlers are the features' @OnJob methods. A new job type is
- * declared in its feature (defineJob) and listed here.
+ * The jobs this worker runs: their handlers are the features' @OnJob methods, and their queues
+ * are the queues the worker consumes. A new job type is declared in its feature (defineJob) and
+ * listed here; the worker refuses to start when a job here has no handler or a handler's job is
+ * not here (WorkerStart).
  */
 export const JOBS = [
   ProcessMessageJob,

@@ -1,4 +1,7 @@
-import { defineJob, QueueName } from '@app/jobs';
+import { defineJob, defineQueue } from '@app/jobs';
+
+/** Event fan-out: short jobs on Postgres. */
+export const EventQueue = defineQueue('events');
 
 /**
  * Hands one event to the webhooks subscribed to it. Staged by the event log for each event that
@@ -7,7 +10,7 @@ import { defineJob, QueueName } from '@app/jobs';
  */
 export const FanOutEventJob = defineJob<{ accountId: number; eventId: number }>({
   name: 'event.fan-out',
-  queue: QueueName.Events,
+  queue: EventQueue,
   jobId: ({ eventId }) => `event-${eventId}`,
   concurrency: (config) => config.jobs.batchSize,
 });

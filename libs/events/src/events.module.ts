@@ -2,6 +2,8 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DomainEventEntity } from './domain-event.entity';
 import { EventSequenceEntity } from './event-sequence.entity';
+import { QueueModule } from '@app/jobs';
+import { EventQueue } from './event.jobs';
 import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
@@ -13,7 +15,7 @@ import { TransactionService } from './transaction.service';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity])],
+  imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity]), QueueModule.register(EventQueue)],
   providers: [TransactionService, EventsService, EventsSweepSource, EventsRetentionSource],
   exports: [TransactionService, EventsService],
 })

@@ -1,9 +1,8 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
-import { newMessageId } from '@app/messages';
-import { OutboxService, stagedJob } from '@app/jobs';
-import { ProcessMessageJob } from '@app/messages';
+import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
+import { newMessageId, ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';
 
 /**
@@ -19,13 +18,8 @@ describe('TransactionService against the real Postgres', () => {
     await migrate(config);
     ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
     // Dispatch is out of scope here: no Redis, so the staged rows stay in the outbox.
-    const outbox = {
-      dataSource: ds,
-      stage: OutboxService.prototype.stage,
-      stageWith: OutboxService.prototype.stageWith,
-      dispatch: async () => undefined,
-    } as unknown as OutboxService;
-    tx = new TransactionService(new TransactionRunner(ds, config), outbox);
+    const dispatch = { dispatch: async () => undefined } as unknown as OutboxDispatch;
+    tx = new TransactionService(new TransactionRunner(ds, config), new OutboxStaging(ds), dispatch);
   });
   afterAll(() => ds?.destroy());
 

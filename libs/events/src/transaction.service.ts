@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
-import { JobDefinition, OutboxRow, OutboxService, StagedJob, stagedJob, StageOptions } from '@app/jobs';
+import { JobDefinition, OutboxDispatch, OutboxRow, OutboxStaging, StagedJob, stagedJob, StageOptions } from '@app/jobs';
 import { NewDomainEvent } from './domain-event-types';
 import { FanOutEventJob } from './event.jobs';
 
@@ -54,7 +54,8 @@ const EMIT_SQL = `WITH input AS (
 export class TransactionService {
   constructor(
     private readonly transactions: TransactionRunner,
-    private readonly outbox: OutboxService,
+    private readonly staging: OutboxStaging,
+    private readonly dispatcher: OutboxDispatch,
   ) {}
 
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -92,12 +93,12 @@ export class TransactionService {
       const value = await work(tx);
       if (jobs.length) {
         rows = await withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, () =>
-          this.outbox.stage(manager, jobs),
+          this.staging.stage(manager, jobs),
         );
       }
       return value;
     });
-    await this.outbox.dispatch(rows);
+    await this.dispatcher.dispatch(rows);
     return result;
   }
 
@@ -107,8 +108,8 @@ export class TransactionService {
    */
   async runStatement(statement: string, params: unknown[], jobs: StagedJob[]): Promise<void> {
     const rows = await withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, () =>
-      this.outbox.stageWith(statement, params, jobs),
+      this.staging.stageWith(statement, params, jobs),
     );
-    await this.outbox.dispatch(rows);
+    await this.dispatcher.dispatch(rows);
   }
 }

@@ -1,5 +1,5 @@
 import { AppConfig } from '@app/config';
-import { QueueName } from './queue-names';
+import { QueueDefinition } from './queue-definition';
 
 /**
  * A job type, declared once by the feature that owns it: its name, its queue, its payload type and
@@ -9,7 +9,7 @@ import { QueueName } from './queue-names';
  */
 export interface JobDefinition<P extends object = object> {
   readonly name: string;
-  readonly queue: QueueName;
+  readonly queue: QueueDefinition;
   jobId(payload: P): string;
   /**
    * Jobs of this queue one worker runs at once (the largest of its job types'); WORKER_CONCURRENCY
@@ -29,7 +29,8 @@ export type JobPayload<D> = D extends JobDefinition<infer P> ? P : never;
 /** A job to be written to the outbox: what the relay and dispatch need to enqueue it. */
 export interface StagedJob {
   name: string;
-  queue: QueueName;
+  /** The queue's name. */
+  queue: string;
   payload: object;
   jobId: string;
   /** Delay the job until this instant (a future ship date). */
@@ -51,7 +52,7 @@ export function stagedJob<P extends object>(
 ): StagedJob {
   return {
     name: definition.name,
-    queue: definition.queue,
+    queue: definition.queue.name,
     payload,
     jobId: definition.jobId(payload),
     runAt: options.runAt,

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { JobDefinition } from './job-definition';
 import { JobHandler } from './job-run';
 import { OnJob } from './on-job.decorator';
 
 /**
- * Every @OnJob handler of the application, by job name. Found on first use: BullMQ workers start
- * while Nest is still initialising modules, and by their first job every provider exists.
+ * Every @OnJob handler of the application, by job name. Found once every provider exists (the
+ * worker asks at bootstrap, before its queue workers start).
  */
 @Injectable()
 export class JobHandlers {
-  private byName?: Map<string, JobHandler>;
+  private found?: Map<string, { job: JobDefinition; handle: JobHandler }>;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -18,24 +19,29 @@ export class JobHandlers {
 
   /** The handler of job `name`; undefined for a job no handler claims (a newer release's). */
   handler(name: string): JobHandler | undefined {
-    this.byName ??= this.discover();
-    return this.byName.get(name);
+    return this.discover().get(name)?.handle;
   }
 
-  private discover(): Map<string, JobHandler> {
-    const byName = new Map<string, JobHandler>();
+  /** The jobs that have a handler. */
+  jobs(): JobDefinition[] {
+    return [...this.discover().values()].map(({ job }) => job);
+  }
+
+  private discover(): Map<string, { job: JobDefinition; handle: JobHandler }> {
+    if (this.found) return this.found;
+    const found = new Map<string, { job: JobDefinition; handle: JobHandler }>();
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
       if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
       const prototype = Object.getPrototypeOf(instance) as object;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const definition = this.discovery.getMetadataByDecorator(OnJob, wrapper, method);
-        if (!definition) continue;
-        if (byName.has(definition.name)) throw new Error(`two @OnJob handlers for job ${definition.name}`);
+        const job = this.discovery.getMetadataByDecorator(OnJob, wrapper, method);
+        if (!job) continue;
+        if (found.has(job.name)) throw new Error(`two @OnJob handlers for job ${job.name}`);
         const fn = (instance as Record<string, JobHandler>)[method];
-        byName.set(definition.name, fn.bind(instance));
+        found.set(job.name, { job, handle: fn.bind(instance) });
       }
     }
-    return byName;
+    return (this.found = found);
   }
 }

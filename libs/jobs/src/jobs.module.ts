@@ -2,21 +2,27 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { JobEnqueuer } from './job-enqueuer.service';
 import { JobHandlers } from './job-handlers';
+import { JobQueues } from './job-queues';
+import { LostJobRequeue } from './lost-job-requeue.service';
 import { LostJobSweepService } from './lost-job-sweep.service';
 import { OutboxEntity } from './outbox.entity';
+import { OutboxDispatch } from './outbox-dispatch.service';
 import { OutboxRelayService } from './outbox-relay.service';
-import { OutboxService } from './outbox.service';
-import { QueueErrors } from './queue-errors';
-import { QueueHandshake } from './queue-handshake';
-import { RetentionService } from './retention.service';
+import { OutboxStaging } from './outbox-staging.service';
 import { QueueConnection, QueueConnectionModule, QUEUE_CONNECTION, SharedQueueConnection } from './queue-connection';
-import { queuePrefix, QueueName } from './queue-names';
+import { MaintenanceQueue } from './queue-definition';
+import { QueueHandshake } from './queue-handshake';
+import { QueueModule } from './queue.module';
+import { RedisMemoryWatch } from './redis-memory-watch.service';
+import { RetentionService } from './retention.service';
 
 /**
- * Jobs: the BullMQ connection (see QueueConnectionModule for the producer's and the worker's)
- * and every queue, each under its own Redis Cluster hash tag; the transactional outbox; and for
- * the worker the outbox relay, the lost-job sweep and the @OnJob handler registry.
+ * Jobs: the BullMQ connection (see QueueConnectionModule for the producer's and the worker's),
+ * the registry of the queues the features register (QueueModule), the transactional outbox; and
+ * for the worker the platform's maintenance queue, the outbox relay, the lost-job sweep, retention
+ * and the @OnJob handler registry.
  */
 @Module({})
 export class JobsModule {
@@ -33,18 +39,23 @@ export class JobsModule {
           inject: [QUEUE_CONNECTION],
           useFactory: (queueConnection: QueueConnection) => ({ connection: queueConnection }),
         }),
-        BullModule.registerQueue(...Object.values(QueueName).map((name) => ({ name, prefix: queuePrefix(name) }))),
+        ...(role === 'worker' ? [QueueModule.register(MaintenanceQueue)] : []),
         DiscoveryModule,
         TypeOrmModule.forFeature([OutboxEntity]),
       ],
       providers: [
+        JobQueues,
         QueueHandshake,
-        QueueErrors.provider(),
         SharedQueueConnection,
-        OutboxService,
-        ...(role === 'worker' ? [JobHandlers, OutboxRelayService, LostJobSweepService, RetentionService] : []),
+        RedisMemoryWatch,
+        JobEnqueuer,
+        OutboxStaging,
+        OutboxDispatch,
+        ...(role === 'worker'
+          ? [JobHandlers, OutboxRelayService, LostJobRequeue, LostJobSweepService, RetentionService]
+          : []),
       ],
-      exports: [BullModule, OutboxService, ...(role === 'worker' ? [JobHandlers] : [])],
+      exports: [JobQueues, OutboxStaging, OutboxDispatch, ...(role === 'worker' ? [JobHandlers] : [])],
     };
   }
 }

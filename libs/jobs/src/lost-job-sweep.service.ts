@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { describe } from '@app/errors';
-import { OutboxService } from './outbox.service';
+import { LostJobRequeue } from './lost-job-requeue.service';
 import { sweepRequeued } from './sweep-metrics';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
 
@@ -36,7 +36,7 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
 
   constructor(
     private readonly transactions: TransactionRunner,
-    private readonly outbox: OutboxService,
+    private readonly lostJobs: LostJobRequeue,
     private readonly discovery: DiscoveryService,
     private readonly config: AppConfig,
   ) {}
@@ -112,8 +112,8 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     );
     const inOutbox = new Set(staged.map((r) => r.job_id));
     const candidates = jobs.filter((job) => !inOutbox.has(job.jobId));
-    const taken = await Promise.all(candidates.map((job) => this.outbox.takeBackIfLost(job)));
-    const lost = await this.outbox.requeue(candidates.filter((_, i) => taken[i]));
+    const taken = await Promise.all(candidates.map((job) => this.lostJobs.takeBackIfLost(job)));
+    const lost = await this.lostJobs.requeue(candidates.filter((_, i) => taken[i]));
     return { rows: due.length, lost, last };
   }
 }

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import { RedisClient, whenReady } from '@app/redis';
-import { QueueName } from './queue-names';
+import { QueueDefinition } from './queue-definition';
 
 const UNLINK_BATCH = 500;
 
@@ -11,12 +11,12 @@ const UNLINK_BATCH = 500;
  * one a job under the new layout (docs/operations-at-scale.md, "Upgrading the key layout").
  * The new keys (`petstore:{<queue>}:...`) never match. Returns the number of keys removed.
  */
-export async function dropOldKeyLayout(redis: RedisClient): Promise<number> {
+export async function dropOldKeyLayout(redis: RedisClient, queues: QueueDefinition[]): Promise<number> {
   if (redis instanceof Cluster) return 0;
   await whenReady(redis);
   let removed = 0;
-  for (const queue of Object.values(QueueName)) {
-    const stream = redis.scanStream({ match: `petstore:${queue}:*`, count: 1_000 });
+  for (const { name } of queues) {
+    const stream = redis.scanStream({ match: `petstore:${name}:*`, count: 1_000 });
     for await (const keys of stream as AsyncIterable<string[]>) {
       for (let i = 0; i < keys.length; i += UNLINK_BATCH)
         removed += await redis.unlink(...keys.slice(i, i + UNLINK_BATCH));

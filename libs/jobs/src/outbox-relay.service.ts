@@ -1,6 +1,14 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { OutboxService } from './outbox.service';
+import { preparedQuery, TransactionRunner } from '@app/database';
+import { within } from '@app/observability';
+import { JobEnqueuer } from './job-enqueuer.service';
+import { JobQueues } from './job-queues';
+import { OUTBOX_COLUMNS, OutboxRow } from './outbox-row';
+import { RedisMemoryWatch } from './redis-memory-watch.service';
+
+/** How long a relay pass holds its claimed rows while Redis takes the jobs. */
+const RELAY_ENQUEUE_TIMEOUT_MS = 5_000;
 
 /**
  * Moves outbox rows the API could not enqueue (Redis down, process killed between commit
@@ -14,7 +22,10 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
   private failing = false;
 
   constructor(
-    private readonly outbox: OutboxService,
+    private readonly transactions: TransactionRunner,
+    private readonly queues: JobQueues,
+    private readonly enqueuer: JobEnqueuer,
+    private readonly redisMemory: RedisMemoryWatch,
     private readonly config: AppConfig,
   ) {}
 
@@ -38,7 +49,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
     try {
       let moved: number;
       do {
-        moved = await this.outbox.relayOnce();
+        moved = await this.relayOnce();
         if (moved) this.logger.log({ moved }, 'outbox rows relayed');
       } while (moved > 0);
       if (this.failing) this.logger.warn('outbox relay recovered');
@@ -48,5 +59,45 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
       if (!this.failing) this.logger.error({ err: { message: (err as Error).message } }, 'outbox relay failing');
       this.failing = true;
     }
+  }
+
+  /**
+   * One relay pass: claims rows older than the grace period (SKIP LOCKED, so several
+   * workers share the work), enqueues them and deletes them in the same transaction.
+   * If Redis refuses or does not answer in time, the transaction rolls back and the rows wait
+   * for the next pass (an enqueue that lands late is harmless: job ids are deterministic).
+   */
+  async relayOnce(batchSize = 500): Promise<number> {
+    await this.assertQueuesConnected();
+    // A pass pushes up to batchSize jobs at once: ask Redis first, not the last periodic check.
+    await this.redisMemory.check();
+    if (this.redisMemory.full) return 0;
+    return this.transactions.run(async (manager) => {
+      const rows: OutboxRow[] = await preparedQuery(
+        manager,
+        `SELECT ${OUTBOX_COLUMNS} FROM outbox
+         WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
+         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [this.config.outbox.relayGraceMs, batchSize],
+      );
+      if (!rows.length) return 0;
+      await within(this.enqueuer.enqueue(rows), RELAY_ENQUEUE_TIMEOUT_MS, 'outbox relay');
+      await preparedQuery(manager, 'DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
+  /**
+   * The worker's queue connections hold commands while Redis is away instead of failing them:
+   * a pass then must not start, or every pass would pile another batch into that buffer and
+   * keep its rows locked until Redis returns.
+   */
+  private async assertQueuesConnected(): Promise<void> {
+    const clients = await within(
+      Promise.all(this.queues.all().map((q) => q.backend.client)),
+      RELAY_ENQUEUE_TIMEOUT_MS,
+      'queue connection',
+    );
+    if (clients.some((c) => c.status !== 'ready')) throw new Error('Redis is not connected');
   }
 }

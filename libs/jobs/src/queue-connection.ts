@@ -1,12 +1,10 @@
-import { getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { Queue, RedisOptions as QueueRedisOptions } from 'bullmq';
+import { RedisOptions as QueueRedisOptions } from 'bullmq';
 import { Cluster, RedisOptions } from 'ioredis';
 import { AppConfig } from '@app/config';
 import { within } from '@app/observability';
 import { connectRedis, redisOptions, watchErrors } from '@app/redis';
-import { QueueName } from './queue-names';
+import { JobQueues } from './job-queues';
 
 /** How long closing waits for the cluster's QUIT before dropping the connections. */
 const QUIT_WAIT_MS = 1_000;
@@ -39,16 +37,13 @@ function queueConnection(config: AppConfig, role: 'producer' | 'worker'): QueueC
 export class SharedQueueConnection implements OnApplicationShutdown {
   constructor(
     @Inject(QUEUE_CONNECTION) private readonly connection: QueueConnection,
-    private readonly moduleRef: ModuleRef,
+    private readonly queues: JobQueues,
   ) {}
 
   /** After the queues (close() is idempotent: @nestjs/bullmq's own call gets the same promise). */
   async onApplicationShutdown(): Promise<void> {
     if (!(this.connection instanceof Cluster)) return;
-    const queues = Object.values(QueueName).map((name) =>
-      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
-    );
-    await Promise.allSettled(queues.map((queue) => queue.close()));
+    await Promise.allSettled(this.queues.all().map((queue) => queue.close()));
     // Bounded: a node left half-failed-over may never answer QUIT, and shutdown must end.
     if (this.connection.status === 'ready') await within(this.connection.quit(), QUIT_WAIT_MS).catch(() => undefined);
     this.connection.disconnect();

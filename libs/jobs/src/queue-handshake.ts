@@ -1,9 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getQueueToken } from '@nestjs/bullmq';
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { Queue } from 'bullmq';
-import { QueueName } from './queue-names';
+import { JobQueues } from './job-queues';
 
 /**
  * How long shutdown waits for a queue's Redis handshake (a few ms when Redis is there; it may
@@ -23,15 +20,12 @@ const HANDSHAKE_WAIT_MS = 1_000;
  */
 @Injectable()
 export class QueueHandshake implements BeforeApplicationShutdown {
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(private readonly queues: JobQueues) {}
 
   async beforeApplicationShutdown(): Promise<void> {
-    const queues = Object.values(QueueName).map((name) =>
-      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
-    );
     // Each queue on its own clock: one stuck handshake must not keep the others from their fix.
     const clients = await Promise.all(
-      queues.map((q) =>
+      this.queues.all().map((q) =>
         Promise.race([
           q.waitUntilReady().then(
             () => q.backend.client,

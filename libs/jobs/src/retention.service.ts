@@ -1,21 +1,20 @@
-import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { Queue } from 'bullmq';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { createPartitionsAhead, dropPartition, historyPartitions, isLockTimeout, preparedQuery } from '@app/database';
 import { defineJob } from './job-definition';
 import { scheduleJob } from './job-schedule';
+import { JobQueues } from './job-queues';
 import { OnJob } from './on-job.decorator';
-import { QueueName } from './queue-names';
+import { MaintenanceQueue } from './queue-definition';
 import { PartitionedHistory, RetentionSource } from './retention-source';
 
 /** Creates partitions ahead and removes finished records past their retention; scheduled (see RetentionService), never staged. */
 export const RetentionJob = defineJob<Record<string, never>>({
   name: 'retention.run',
-  queue: QueueName.Events,
+  queue: MaintenanceQueue,
   jobId: () => 'retention',
 });
 
@@ -55,7 +54,7 @@ export class RetentionService implements OnApplicationBootstrap {
     private readonly dataSource: DataSource,
     private readonly discovery: DiscoveryService,
     private readonly config: AppConfig,
-    @InjectQueue(QueueName.Events) private readonly queue: Queue,
+    private readonly queues: JobQueues,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -66,7 +65,7 @@ export class RetentionService implements OnApplicationBootstrap {
     await this.createAhead().catch((err: Error) =>
       this.logger.warn({ err: { message: err.message } }, 'partitions not created ahead yet'),
     );
-    await scheduleJob(this.queue, RetentionJob, this.config.retention.intervalMs, this.logger);
+    await scheduleJob(this.queues, RetentionJob, this.config.retention.intervalMs, this.logger);
   }
 
   @OnJob(RetentionJob)

@@ -1,4 +1,6 @@
-import { defineJob, QueueName } from '@app/jobs';
+import { defineJob, defineQueue } from '@app/jobs';
+
+export const MessageQueue = defineQueue('messages');
 
 /**
  * Processes one accepted message. A worker runs WORKER_BATCH_SIZE of them at once, and the
@@ -6,7 +8,7 @@ import { defineJob, QueueName } from '@app/jobs';
  */
 export const ProcessMessageJob = defineJob<{ accountId: number; messageId: string }>({
   name: 'message.process',
-  queue: QueueName.Messages,
+  queue: MessageQueue,
   jobId: ({ messageId }) => messageId,
   concurrency: (config) => config.jobs.batchSize,
 });

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MessageEntity } from './message.entity';
+import { QueueModule } from '@app/jobs';
+import { MessageQueue } from './message.jobs';
 import { MessageProcessingService } from './message-processing.service';
 import { MessagesService } from './messages.service';
 import { MessagesRetentionSource } from './messages.retention';
@@ -8,7 +10,7 @@ import { MessagesSweepSource } from './messages.sweep';
 
 /** Messages: accepted by the API (MessagesService), processed by the worker (MessageProcessingService). */
 @Module({
-  imports: [TypeOrmModule.forFeature([MessageEntity])],
+  imports: [TypeOrmModule.forFeature([MessageEntity]), QueueModule.register(MessageQueue)],
   providers: [MessagesService, MessageProcessingService, MessagesSweepSource, MessagesRetentionSource],
   exports: [MessagesService, MessageProcessingService],
 })

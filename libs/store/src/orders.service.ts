@@ -6,7 +6,7 @@ import { ApiError, assertIfMatch, describe } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
 import { TransactionService } from '@app/events';
-import { OutboxService } from '@app/jobs';
+import { JobQueues } from '@app/jobs';
 import { NewOrder, OrderListFilter } from './inputs';
 import { FulfilOrderJob } from './store.jobs';
 import { ORDER_COLUMNS, OrderRow, OrderView, toOrderView } from './views';
@@ -18,7 +18,7 @@ export class OrdersService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly transactions: TransactionService,
-    private readonly outbox: OutboxService,
+    private readonly queues: JobQueues,
     private readonly clock: Clock,
   ) {}
 
@@ -108,7 +108,7 @@ export class OrdersService {
    */
   private async dropFulfilmentJob(accountId: number, orderId: number): Promise<void> {
     try {
-      await this.outbox.discard(FulfilOrderJob, { accountId, orderId });
+      await this.queues.discard(FulfilOrderJob, { accountId, orderId });
     } catch (err) {
       this.logger.warn({ err: describe(err), orderId }, 'could not remove the fulfilment job of a cancelled order');
     }

@@ -1,11 +1,9 @@
-import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Queue } from 'bullmq';
 import { Counter } from 'prom-client';
 import { parseUsageHashKey, USAGE_HASH_TTL_MS, USAGE_INDEX_FLUSH_MS, usageIndexKey } from '@app/access';
 import { AppConfig, Clock } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
-import { OnJob, QueueName, scheduleJob } from '@app/jobs';
+import { JobQueues, OnJob, scheduleJob } from '@app/jobs';
 import { REDIS, RedisClient } from '@app/redis';
 import { AggregateUsageJob } from './usage.jobs';
 import { countsByKey, HOUR_MS, MINUTE_MS } from './usage-time';
@@ -64,11 +62,11 @@ export class UsageAggregationService implements OnApplicationBootstrap {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly config: AppConfig,
     private readonly clock: Clock,
-    @InjectQueue(QueueName.Events) private readonly queue: Queue,
+    private readonly queues: JobQueues,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await scheduleJob(this.queue, AggregateUsageJob, this.config.usageAggregationIntervalMs, this.logger);
+    await scheduleJob(this.queues, AggregateUsageJob, this.config.usageAggregationIntervalMs, this.logger);
   }
 
   @OnJob(AggregateUsageJob)

@@ -1,4 +1,7 @@
-import { defineJob, QueueName } from '@app/jobs';
+import { defineJob, defineQueue } from '@app/jobs';
+
+/** Deliveries wait on receivers: their own queue, so they scale apart (a worker group of their own). */
+export const WebhookQueue = defineQueue('webhooks');
 
 /**
  * One attempt of one delivery. Retries are new jobs scheduled by the delivery service (one id per
@@ -6,7 +9,7 @@ import { defineJob, QueueName } from '@app/jobs';
  */
 export const DeliverWebhookJob = defineJob<{ accountId: number; deliveryId: number; attempt: number }>({
   name: 'webhook.deliver',
-  queue: QueueName.Webhooks,
+  queue: WebhookQueue,
   jobId: ({ deliveryId, attempt }) => `delivery-${deliveryId}-${attempt}`,
   concurrency: (config) => config.webhooks.concurrency,
 });

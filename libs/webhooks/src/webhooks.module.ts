@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { QueueModule } from '@app/jobs';
 import { EventFanOutService } from './event-fan-out.service';
 import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
@@ -7,13 +8,14 @@ import { WebhookEntity } from './webhook.entity';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
+import { WebhookQueue } from './webhook.jobs';
 import { WebhookFairShare } from './webhook-fair-share';
 import { WebhookSender } from './webhook-sender';
 import { WebhooksService } from './webhooks.service';
 
 /** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity])],
+  imports: [TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity]), QueueModule.register(WebhookQueue)],
   providers: [
     WebhooksService,
     EventFanOutService,

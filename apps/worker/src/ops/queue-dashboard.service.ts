@@ -3,14 +3,12 @@ import type { RequestListener } from 'node:http';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { Queue } from 'bullmq';
 import express, { NextFunction, Request, Response } from 'express';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import { QueueName } from '@app/jobs';
+import { JobQueues } from '@app/jobs';
+import { WorkerJobs } from '../runtime/worker-jobs';
 
 export const QUEUE_DASHBOARD_PATH = '/queues';
 const COOKIE = 'queue_dashboard';
@@ -39,7 +37,8 @@ export class QueueDashboardService implements OnModuleInit {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly moduleRef: ModuleRef,
+    private readonly queues: JobQueues,
+    private readonly workerJobs: WorkerJobs,
   ) {}
 
   onModuleInit(): void {
@@ -47,9 +46,7 @@ export class QueueDashboardService implements OnModuleInit {
     if (!token) return;
     const board = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
     createBullBoard({
-      queues: Object.values(QueueName).map(
-        (name) => new BullMQAdapter(this.moduleRef.get<Queue>(getQueueToken(name), { strict: false })),
-      ),
+      queues: this.workerJobs.queues.map((name) => new BullMQAdapter(this.queues.get(name))),
       serverAdapter: board,
     });
     const app = express();

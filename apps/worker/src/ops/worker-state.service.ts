@@ -1,19 +1,22 @@
-import { getQueueToken } from '@nestjs/bullmq';
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { Queue } from 'bullmq';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { QueueName } from '@app/jobs';
-import { QUEUE_STATES, readWorkerStateFrom, WorkerState } from './worker-metrics';
 import { preparedQuery } from '@app/database';
+import { JobQueues } from '@app/jobs';
+import { WorkerJobs } from '../runtime/worker-jobs';
+import { countFromZero, QUEUE_STATES, readWorkerStateFrom, WorkerState } from './worker-metrics';
 
-/** Reads the queue and outbox gauges' values for each scrape of /metrics. */
+/** Reads the queue and outbox gauges' values for each scrape of /metrics, for the queues of this worker's jobs. */
 @Injectable()
-export class WorkerStateService implements WorkerState, OnApplicationBootstrap, OnApplicationShutdown {
+export class WorkerStateService implements WorkerState, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly moduleRef: ModuleRef,
+    private readonly jobQueues: JobQueues,
+    private readonly workerJobs: WorkerJobs,
   ) {}
+
+  onModuleInit(): void {
+    countFromZero(this.workerJobs.queues);
+  }
 
   onApplicationBootstrap(): void {
     readWorkerStateFrom(this);
@@ -24,12 +27,8 @@ export class WorkerStateService implements WorkerState, OnApplicationBootstrap, 
   }
 
   async queues(): Promise<Record<string, Record<string, number>>> {
-    const names = Object.values(QueueName);
-    const counts = await Promise.all(
-      names.map((name) =>
-        this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }).getJobCounts(...QUEUE_STATES),
-      ),
-    );
+    const names = this.workerJobs.queues;
+    const counts = await Promise.all(names.map((name) => this.jobQueues.get(name).getJobCounts(...QUEUE_STATES)));
     return Object.fromEntries(names.map((name, i) => [name, counts[i]]));
   }
 

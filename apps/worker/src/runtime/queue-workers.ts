@@ -3,9 +3,11 @@ import { Injectable, Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DelayedError, Job } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { JobDefinition, JobHandlers, JobRun, QueueName } from '@app/jobs';
+import { JobDefinition, JobHandlers, JobRun } from '@app/jobs';
 import { currentTraceparent, runInTrace, StartUpError, tracingEnabled } from '@app/observability';
 import { MeteredWorkerHost } from './metered-worker-host';
+import { WorkerJobs } from './worker-jobs';
+import { WorkerStart } from './worker-start';
 
 /**
  * The one BullMQ processor class: runs each job of its queue through the @OnJob handler of the
@@ -41,7 +43,7 @@ export class QueueWorkerHost extends MeteredWorkerHost {
 
 /** One line naming WORKER_QUEUES when it lists a queue no job uses (a typo would leave that group idle). */
 export function assertKnownQueues(config: AppConfig, jobs: JobDefinition[]): void {
-  const known = [...new Set(jobs.map((job) => job.queue as string))];
+  const known = new WorkerJobs(jobs).queues;
   const unknown = (config.jobs.queues ?? []).filter((queue) => !known.includes(queue));
   if (unknown.length)
     throw new StartUpError(`WORKER_QUEUES: unknown queue ${unknown.join(', ')} (known: ${known.join(', ')})`);
@@ -52,12 +54,13 @@ export function assertKnownQueues(config: AppConfig, jobs: JobDefinition[]): voi
  * concurrency the queue's job types ask for (WORKER_CONCURRENCY by default) and JOB_LOCK_MS.
  * @Processor() options are fixed where a class is declared, before any config exists, so each
  * queue gets its own subclass, decorated here: when Nest builds the provider, which is before
- * @nestjs/bullmq reads it and starts the worker. When tracing is on, each job runs in a consumer
- * span continuing the trace its record carries.
+ * @nestjs/bullmq reads it and builds the worker. When tracing is on, each job runs in a consumer
+ * span continuing the trace its record carries. The workers start taking jobs once WorkerStart
+ * has checked the jobs against their handlers.
  */
 export function queueWorkers(jobs: JobDefinition[]): Provider[] {
-  const queues = [...new Set(jobs.map((job) => job.queue))];
-  return queues.map((queue) => {
+  const workerJobs = new WorkerJobs(jobs);
+  const hosts = workerJobs.queues.map((queue): Provider => {
     const host = class extends QueueWorkerHost {};
     Object.defineProperty(host, 'name', { value: `${queue}QueueWorker` });
     return {
@@ -71,6 +74,7 @@ export function queueWorkers(jobs: JobDefinition[]): Provider[] {
           // A killed worker's jobs are retried once its locks lapse, found by the stalled check.
           lockDuration: config.jobs.lockMs,
           stalledInterval: config.jobs.lockMs,
+          autorun: false,
         })(host);
         const instance = await moduleRef.create(host);
         if (!tracingEnabled()) return instance;
@@ -91,10 +95,11 @@ export function queueWorkers(jobs: JobDefinition[]): Provider[] {
       },
     };
   });
+  return [{ provide: WorkerJobs, useValue: workerJobs }, ...hosts, WorkerStart];
 }
 
 /** The largest concurrency the queue's job types ask for; WORKER_CONCURRENCY when none asks. */
-function concurrency(jobs: JobDefinition[], queue: QueueName, config: AppConfig): number {
-  const asked = jobs.filter((job) => job.queue === queue && job.concurrency).map((job) => job.concurrency!(config));
+function concurrency(jobs: JobDefinition[], queue: string, config: AppConfig): number {
+  const asked = jobs.filter((job) => job.queue.name === queue && job.concurrency).map((job) => job.concurrency!(config));
   return asked.length ? Math.max(...asked) : config.jobs.concurrency;
 }

@@ -1,0 +1,89 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { preparedQuery } from '@app/database';
+import { within, withSpan } from '@app/observability';
+import { JobEnqueuer } from './job-enqueuer.service';
+import { OutboxRow } from './outbox-row';
+import { RedisMemoryWatch } from './redis-memory-watch.service';
+
+/** How long a request waits for the after-commit enqueue before leaving it to the relay. */
+const DISPATCH_TIMEOUT_MS = 1_000;
+
+/**
+ * Rows already enqueued are deleted in batches, one DELETE per FORGET_INTERVAL_MS (or per
+ * FORGET_BATCH ids) instead of one per request: that DELETE was a second round trip and a
+ * second WAL flush on every write. A row enqueued but not yet deleted is harmless: the relay
+ * only takes rows older than OUTBOX_RELAY_GRACE_MS, and re-enqueueing one is a no-op (job ids
+ * are deterministic).
+ */
+const FORGET_INTERVAL_MS = 50;
+const FORGET_BATCH = 1_000;
+
+/** The transactional outbox, second half: staged rows pushed to BullMQ right after commit. */
+@Injectable()
+export class OutboxDispatch implements OnModuleDestroy {
+  private readonly logger = new Logger(OutboxDispatch.name);
+  private dispatched: number[] = [];
+  private forgetTimer?: NodeJS.Timeout;
+  private forgetting?: Promise<void>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly enqueuer: JobEnqueuer,
+    private readonly redisMemory: RedisMemoryWatch,
+  ) {}
+
+  /**
+   * Best effort right after commit: enqueue, then forget the rows. A failure here only
+   * delays the job until the relay's next pass; it never fails the request, and a Redis that
+   * hangs (rather than refuses) delays it by DISPATCH_TIMEOUT_MS at most.
+   */
+  async dispatch(rows: OutboxRow[]): Promise<void> {
+    if (!rows.length || this.redisMemory.full) return;
+    try {
+      await withSpan('outbox enqueue', 'producer', { 'messaging.batch.message_count': rows.length }, () =>
+        within(this.enqueuer.enqueue(rows), DISPATCH_TIMEOUT_MS, 'outbox dispatch'),
+      );
+      this.forget(rows);
+    } catch (err) {
+      this.logger.warn(
+        { err: { message: (err as Error).message }, count: rows.length },
+        'outbox dispatch deferred to relay',
+      );
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearTimeout(this.forgetTimer);
+    await this.forgetting;
+    await this.flushForgotten();
+  }
+
+  private forget(rows: OutboxRow[]): void {
+    for (const r of rows) this.dispatched.push(r.id);
+    if (this.dispatched.length >= FORGET_BATCH) {
+      clearTimeout(this.forgetTimer);
+      this.forgetTimer = undefined;
+      void this.flushForgotten();
+    } else {
+      this.forgetTimer ??= setTimeout(() => {
+        this.forgetTimer = undefined;
+        void this.flushForgotten();
+      }, FORGET_INTERVAL_MS);
+    }
+  }
+
+  /** Never throws: rows left behind are re-enqueued by the relay as no-ops and deleted then. */
+  private async flushForgotten(): Promise<void> {
+    if (!this.dispatched.length) return;
+    const ids = this.dispatched;
+    this.dispatched = [];
+    const done = preparedQuery(this.dataSource, 'DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]).then(
+      () => undefined,
+      (err: Error) =>
+        this.logger.warn({ err: { message: err.message }, count: ids.length }, 'outbox cleanup deferred to relay'),
+    );
+    this.forgetting = done;
+    await done;
+  }
+}

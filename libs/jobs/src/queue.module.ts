@@ -1,0 +1,25 @@
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { DynamicModule, Module } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { JobQueues } from './job-queues';
+import { QueueDefinition, queuePrefix } from './queue-definition';
+
+/**
+ * Registers queues, each under its own Redis Cluster hash tag, with JobQueues. A feature's
+ * module imports `QueueModule.register(TheQueue)` for the queues it declares.
+ */
+@Module({})
+export class QueueModule {
+  static register(...queues: QueueDefinition[]): DynamicModule {
+    return {
+      module: QueueModule,
+      imports: [BullModule.registerQueue(...queues.map(({ name }) => ({ name, prefix: queuePrefix(name) })))],
+      providers: queues.map(({ name }) => ({
+        provide: `JobQueues.add(${name})`,
+        inject: [getQueueToken(name), JobQueues],
+        useFactory: (queue: Queue, registry: JobQueues) => registry.add(queue),
+      })),
+      exports: [BullModule],
+    };
+  }
+}
