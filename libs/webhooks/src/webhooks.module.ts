@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventFanOutService } from './event-fan-out.service';
-import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
+import { WebhookDeliveriesRetentionSource, WebhookDeliveryAttemptsRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
@@ -19,6 +19,8 @@ import { WebhooksService } from './webhooks.service';
     WebhookDeliveryHandler,
     WebhookDeliveriesSweepSource,
     WebhookDeliveriesRetentionSource,
+    // After the deliveries' source: the attempts of the deliveries it removed go in the same run.
+    WebhookDeliveryAttemptsRetentionSource,
   ],
   exports: [WebhooksService, WebhookDeliveryService],
 })

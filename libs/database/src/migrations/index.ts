@@ -12,6 +12,7 @@ import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-
 import { Usage1763900000000 } from './1763900000000-usage';
 import { TaggedApiKeys1764000000000 } from './1764000000000-tagged-api-keys';
 import { WebhookLifecycle1764100000000 } from './1764100000000-webhook-lifecycle';
+import { WebhookDeliveryAttempts1764200000000 } from './1764200000000-webhook-delivery-attempts';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   Usage1763900000000,
   TaggedApiKeys1764000000000,
   WebhookLifecycle1764100000000,
+  WebhookDeliveryAttempts1764200000000,
 ];
