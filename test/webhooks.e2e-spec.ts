@@ -4,11 +4,12 @@ import { readFileSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { PetstoreClient } from '@petstore/client';
-import { EventFanOutService } from '@app/webhooks';
+import { EventFanOutService, generateWebhookSecret } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
 import { expectErrorBody } from './support/expect-error';
+import { describeWithPython, verifyWithGuidePython } from './support/guide-python';
 
 const ENV = {
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
@@ -675,6 +676,21 @@ describe('webhooks', () => {
       expect(op['x-stability']).toBe('experimental');
       expect(op.tags).toEqual(['Webhooks']);
     }
+  });
+
+  describeWithPython('the guide’s Python verifier (standard library only)', () => {
+    it('verifies a delivery the service sent, and refuses it under another secret', async () => {
+      const http = await account();
+      const r = await receiver();
+      const hook = await subscribe(http, r.url, ['api_key.revoked']);
+      await createAndRevokeKey(http);
+      const { headers, body } = await eventually(async () => r.requests[0]);
+      const answers = verifyWithGuidePython([
+        { secret: hook.secret, headers, body },
+        { secret: generateWebhookSecret(), headers, body },
+      ]);
+      expect(answers).toEqual([{ event: JSON.parse(body) }, { error: 'no matching signature' }]);
+    });
   });
 
   describe('SSRF protection (ALLOW_PRIVATE_WEBHOOK_URLS=false)', () => {
