@@ -187,7 +187,7 @@ export class WebhooksController {
   @Policy({ scope: 'read', stability: 'experimental' })
   @ApiOperation({
     operationId: 'listWebhookDeliveryAttempts',
-    summary: 'Every attempt of a delivery: when, HTTP status, duration, the answer’s first 1 KB, error',
+    summary: 'Every attempt of a delivery: when, status, duration, answer excerpt, error',
     description:
       'The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s.',
   })
