@@ -6,7 +6,7 @@ import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
 import { describeWithChromium } from './support/external-binary';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -23,11 +23,13 @@ describeWithChromium('the console (/console) in a real browser', () => {
   let worker: INestApplicationContext;
   let chromium: Chromium;
   let receiver: WebhookReceiver;
+  const extraReceivers: WebhookReceiver[] = [];
   let owner: HttpClient;
   let ownerKey: string;
 
   beforeAll(async () => {
-    const env = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
+    // Retries soon after a failed attempt, so a delivery with two attempts is quick to make.
+    const env = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WEBHOOK_BACKOFF_MS: '100' };
     receiver = await new WebhookReceiver().start();
     [api, worker, chromium] = await Promise.all([startApi(env), startWorker(env), launchChromium()]);
     ownerKey = (await createAccount(api, 'business')).apiKey;
@@ -39,7 +41,13 @@ describeWithChromium('the console (/console) in a real browser', () => {
     await owner.post('/v1/pets', { name: 'Rex' });
   });
   afterAll(() =>
-    closeAll([() => chromium?.close(), () => worker?.close(), () => api?.close(), () => receiver?.close()]),
+    closeAll([
+      () => chromium?.close(),
+      () => worker?.close(),
+      () => api?.close(),
+      () => receiver?.close(),
+      () => Promise.all(extraReceivers.map((r) => r.close())),
+    ]),
   );
 
   async function openPage(): Promise<Page> {
@@ -163,6 +171,143 @@ describeWithChromium('the console (/console) in a real browser', () => {
       return rows.find((r) => r[0] === 'webhook.test' && r[1] === 'delivered');
     });
     expect(row?.[3]).toBe('200');
+    await page.close();
+  });
+
+  type Hook = { id: number; url: string; secret: string; events: string[] };
+  /** A webhook of its own for a test, made through the API; its card in the Webhooks view. */
+  async function ownWebhook(events: string[], respond?: (n: number) => number) {
+    const r = await new WebhookReceiver(respond).start();
+    extraReceivers.push(r);
+    const res = await owner.post<Hook>('/v1/webhooks', { url: r.url, events });
+    expect(res.status).toBe(201);
+    return { hook: res.body, receiver: r, card: `li[data-webhook-id="${res.body.id}"]` };
+  }
+  /** Replaces an input's value as a person would: select all, type. */
+  const retype = async (page: Page, selector: string, text: string) => {
+    const input = (await page.waitForSelector(selector))!;
+    await input.click({ count: 3 });
+    await input.type(text);
+  };
+
+  it('edits a webhook (URL, description, events, enabled) and the API has the change', async () => {
+    const { hook, card } = await ownWebhook(['pet.created', 'pet.deleted']);
+    const elsewhere = await new WebhookReceiver().start();
+    extraReceivers.push(elsewhere);
+    const page = await openPage();
+    await signIn(page);
+    await show(page, 'Webhooks', 'Webhooks');
+    await (await page.waitForSelector(`${card} button ::-p-text(Edit)`))!.click();
+    const form = `${card} form[aria-label^="Edit"]`;
+    await retype(page, `${form} input[name=url]`, elsewhere.url);
+    await retype(page, `${form} input[name=description]`, 'edited in the console');
+    await page.click(`${form} input[value="pet.deleted"]`);
+    await page.click(`${form} input[value="order.completed"]`);
+    await page.click(`${form} input[name=enabled]`);
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector(`${card} ::-p-text(edited in the console)`);
+
+    const now = await owner.get(`/v1/webhooks/${hook.id}`);
+    expect(now.body).toEqual(
+      expect.objectContaining({
+        url: elsewhere.url,
+        description: 'edited in the console',
+        events: ['pet.created', 'order.completed'],
+        status: 'disabled',
+      }),
+    );
+    expect(await problems(page)).toEqual([]);
+    await page.close();
+  });
+
+  it("rotates a webhook's secret: the new one is shown once with the grace period's end, and signs deliveries", async () => {
+    const { hook, receiver: r, card } = await ownWebhook(['order.cancelled']);
+    const page = await openPage();
+    await signIn(page);
+    await show(page, 'Webhooks', 'Webhooks');
+    await (await page.waitForSelector(`${card} button ::-p-text(Rotate secret)`))!.click();
+    const form = `${card} form[aria-label^="Rotate"]`;
+    await retype(page, `${form} input[name=gracePeriodSeconds]`, '3600');
+    await page.click(`${form} button[type=submit]`);
+    const notice = (await page.waitForSelector('.secret'))!;
+    const secret = await notice.$eval('[data-testid=secret]', (el) => el.textContent ?? '');
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
+    expect(secret).not.toBe(hook.secret);
+    expect(await notice.evaluate((el) => el.textContent)).toContain('deliveries are also signed with the old one');
+    await page.click('button ::-p-text(Done)');
+    expect(await page.$('[data-testid=secret]')).toBeNull();
+
+    const { previousSecretExpiresAt } = (
+      await owner.get<{ previousSecretExpiresAt: string }>(`/v1/webhooks/${hook.id}`)
+    ).body;
+    expect(Date.parse(previousSecretExpiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+    expect(Date.parse(previousSecretExpiresAt) - Date.now()).toBeLessThanOrEqual(3_600_000);
+    expect((await owner.post(`/v1/webhooks/${hook.id}/test`)).status).toBe(202);
+    const delivered = await eventually(async () => r.requests[0]);
+    expect(isSignedBy(secret, delivered.body, delivered.headers)).toBe(true);
+    expect(isSignedBy(hook.secret, delivered.body, delivered.headers)).toBe(true);
+    await page.close();
+  });
+
+  /** The rows of a webhook's deliveries table (opened if closed), once `ready` holds for them. */
+  async function deliveriesShown(page: Page, card: string, ready: (rows: (string | null)[][]) => boolean) {
+    const toggle = (await page.waitForSelector(`${card} button ::-p-text(Deliveries)`))!;
+    if ((await toggle.evaluate((b) => b.getAttribute('aria-expanded'))) !== 'true') await toggle.click();
+    return eventually(async () => {
+      await page.click(`${card} caption button ::-p-text(Refresh)`);
+      await new Promise((res) => setTimeout(res, 200));
+      const rows = await page.$$eval(`${card} table[data-testid^=deliveries] tbody tr[data-delivery-id]`, (trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-delivery-id'),
+          ...[...tr.querySelectorAll('td')].map((c) => c.textContent),
+        ]),
+      );
+      return ready(rows) ? rows : undefined;
+    });
+  }
+
+  it("shows each attempt of a delivery: its status, duration, error and the answer's first bytes", async () => {
+    const { receiver: r, card } = await ownWebhook(['category.created'], (n) => (n === 1 ? 503 : 200));
+    r.answerBody = 'receiver says hello';
+    expect((await owner.post('/v1/categories', { name: `attempts-${Date.now()}` })).status).toBe(201);
+    const page = await openPage();
+    await signIn(page);
+    await show(page, 'Webhooks', 'Webhooks');
+    const [[deliveryId]] = await deliveriesShown(page, card, (rows) => rows[0]?.[2] === 'delivered');
+    await page.click(`${card} button[aria-label="Attempts of delivery ${deliveryId}"]`);
+    const rows = await eventually(async () => {
+      const found = await page.$$eval(`table[data-testid="attempts-${deliveryId}"] tbody tr`, (trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('th, td')].map((c) => c.textContent)),
+      );
+      return found.length === 2 ? found : undefined;
+    });
+    expect(rows.map((row) => [row[0], row[2], row[4], row[5]])).toEqual([
+      ['1', '503', 'HTTP 503', 'receiver says hello'],
+      ['2', '200', '—', 'receiver says hello'],
+    ]);
+    for (const row of rows) expect(Number(row[3])).toBeGreaterThanOrEqual(0);
+    await page.close();
+  });
+
+  it('resends a delivery: the receiver gets it again with the same webhook-id', async () => {
+    const { hook, receiver: r, card } = await ownWebhook(['order.cancelled']);
+    expect((await owner.post(`/v1/webhooks/${hook.id}/test`)).status).toBe(202);
+    const page = await openPage();
+    await signIn(page);
+    await show(page, 'Webhooks', 'Webhooks');
+    const [[deliveryId]] = await deliveriesShown(page, card, (rows) => rows[0]?.[2] === 'delivered');
+    await page.click(`${card} button[aria-label="Resend delivery ${deliveryId}"]`);
+    const status = await page.waitForSelector(`${card} [role=status] ::-p-text(resent as delivery)`);
+    const resentId = /resent as delivery (\d+)/.exec((await status!.evaluate((el) => el.textContent)) ?? '')?.[1];
+
+    const again = await eventually(async () => r.requests[1]);
+    expect(again.headers['webhook-id']).toBe(r.requests[0].headers['webhook-id']);
+    const listed = await deliveriesShown(
+      page,
+      card,
+      (rows) => rows[0]?.[0] === resentId && rows[0]?.[2] === 'delivered',
+    );
+    expect(listed.map((row) => row[0])).toEqual([resentId, deliveryId]);
     await page.close();
   });
 

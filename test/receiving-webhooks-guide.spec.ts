@@ -1,4 +1,5 @@
 import express from 'express';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import ts from 'typescript';
 import * as sdk from '@petstore/client';
 import { generateWebhookSecret, standardWebhookHeaders } from '@app/webhooks';
+import { describeWithPython, verifyWithGuidePython } from './support/guide-python';
 
 /** The Node receiver of docs/receiving-webhooks.md, run as written: the guide's code works. */
 const guide = readFileSync(join(__dirname, '..', 'docs', 'receiving-webhooks.md'), 'utf8');
@@ -63,5 +65,50 @@ describe('the receiving-webhooks guide (Node)', () => {
     expect(other.status).toBe(400);
     expect((await post(body, {})).status).toBe(400);
     expect(receiver.handled.has('9')).toBe(false);
+  });
+});
+
+/** The guide's standard-library Python verifier, run as written by python3 on deliveries signed as the service signs them. */
+describeWithPython('the receiving-webhooks guide (Python, standard library only)', () => {
+  const secret = generateWebhookSecret();
+  const body = JSON.stringify({ id: 12, type: 'order.placed', resourceType: 'order', resourceId: '5', data: { é: 1 } });
+  const signed = (secrets: string[], at = new Date(), payload = body) =>
+    standardWebhookHeaders(secrets, '12', payload, at);
+
+  it('returns the event of a delivery signed with the secret', () => {
+    expect(verifyWithGuidePython([{ secret, headers: signed([secret]), body }])).toEqual([{ event: JSON.parse(body) }]);
+  });
+
+  it('accepts either secret during a rotation (two signatures)', () => {
+    const next = generateWebhookSecret();
+    const headers = signed([next, secret]);
+    expect(verifyWithGuidePython([next, secret].map((s) => ({ secret: s, headers, body })))).toEqual([
+      { event: JSON.parse(body) },
+      { event: JSON.parse(body) },
+    ]);
+  });
+
+  it('accepts a secret made before Standard Webhooks (base64url without padding)', () => {
+    const legacy = `whsec_${randomBytes(32).toString('base64url')}`;
+    expect(verifyWithGuidePython([{ secret: legacy, headers: signed([legacy]), body }])).toEqual([
+      { event: JSON.parse(body) },
+    ]);
+  });
+
+  it('refuses a tampered body, another secret, a stale timestamp and missing headers, saying why', () => {
+    const stale = new Date(Date.now() - 10 * 60_000);
+    expect(
+      verifyWithGuidePython([
+        { secret, headers: signed([secret]), body: body.replace('5', '6') },
+        { secret: generateWebhookSecret(), headers: signed([secret]), body },
+        { secret, headers: signed([secret], stale), body },
+        { secret, headers: {}, body },
+      ]),
+    ).toEqual([
+      { error: 'no matching signature' },
+      { error: 'no matching signature' },
+      { error: 'timestamp too far from now' },
+      { error: "missing header 'webhook-id'" },
+    ]);
   });
 });

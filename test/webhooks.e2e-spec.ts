@@ -3,10 +3,13 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import { EventFanOutService } from '@app/webhooks';
+import { PetstoreClient } from '@petstore/client';
+import { EventFanOutService, generateWebhookSecret } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
+import { expectErrorBody } from './support/expect-error';
+import { describeWithPython, verifyWithGuidePython } from './support/guide-python';
 
 const ENV = {
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
@@ -16,6 +19,8 @@ const ENV = {
   WEBHOOK_MAX_AGE_SECONDS: '3',
   // The lost-job sweep passes often enough to watch it give a delivery its job back.
   SWEEP_INTERVAL_MS: '500',
+  // Retention runs often enough to watch a delivery's attempts go with it.
+  RETENTION_INTERVAL_MS: '500',
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,6 +155,108 @@ describe('webhooks', () => {
     }
   });
 
+  it('lists every attempt of a delivery with its status, duration, answer excerpt and error, in keyset pages', async () => {
+    const http = await account();
+    const flaky = await receiver((n) => (n <= 2 ? 500 : 200));
+    flaky.answerBody = `busy ${'y'.repeat(1500)}`;
+    const hook = await subscribe(http, flaky.url, ['api_key.revoked']);
+    await createAndRevokeKey(http);
+    const delivery = await eventually(async () => {
+      const res = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return res.body[0]?.status === 'delivered' && res.body[0];
+    });
+
+    const path = `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/attempts`;
+    const first = await http.get(`${path}?limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('link')).toBe(`<${path}?limit=2&after=2>; rel="next"`);
+    const rest = await http.get(`${path}?limit=2&after=2`);
+    expect(rest.headers.get('link')).toBeNull();
+    const attempts = [...first.body, ...rest.body];
+    const excerpt = flaky.answerBody.slice(0, 1024);
+    expect(attempts).toEqual([
+      {
+        attempt: 1,
+        attemptedAt: expect.any(String),
+        statusCode: 500,
+        durationMs: expect.any(Number),
+        responseExcerpt: excerpt,
+        error: 'HTTP 500',
+      },
+      {
+        attempt: 2,
+        attemptedAt: expect.any(String),
+        statusCode: 500,
+        durationMs: expect.any(Number),
+        responseExcerpt: excerpt,
+        error: 'HTTP 500',
+      },
+      {
+        attempt: 3,
+        attemptedAt: delivery.lastAttemptAt,
+        statusCode: 200,
+        durationMs: delivery.lastDurationMs,
+        responseExcerpt: excerpt,
+        error: null,
+      },
+    ]);
+    expect(Date.parse(attempts[0].attemptedAt)).toBeLessThan(Date.parse(attempts[1].attemptedAt));
+    // The SDK reads them too, every page.
+    const sdk = new PetstoreClient({
+      apiKey: http.defaultKey!,
+      baseUrl: api.url,
+      headers: { 'X-Forwarded-For': http.clientIp },
+    });
+    const read = [];
+    for await (const a of sdk.webhooks.attempts(hook.id, delivery.id, { limit: 1 })) read.push(a.attempt);
+    expect(read).toEqual([1, 2, 3]);
+  });
+
+  it('answers 404 for the attempts of an unknown delivery, another webhook’s or another account’s', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['pet.created']);
+    const other = await subscribe(http, r.url, ['pet.created']);
+    const test = await http.post(`/v1/webhooks/${hook.id}/test`);
+    await eventually(async () => r.requests[0]);
+    const stranger = await account();
+    for (const res of [
+      await http.get(`/v1/webhooks/${hook.id}/deliveries/999999999/attempts`),
+      await http.get(`/v1/webhooks/${other.id}/deliveries/${test.body.id}/attempts`),
+      await stranger.get(`/v1/webhooks/${hook.id}/deliveries/${test.body.id}/attempts`),
+    ]) {
+      expectErrorBody(res, 404, 'not_found');
+    }
+  });
+
+  it('removes a delivery’s attempts once the delivery is gone, by retention or with its webhook, not before', async () => {
+    const http = await account();
+    const r = await receiver();
+    const [hook, doomed] = [
+      await subscribe(http, r.url, ['pet.created']),
+      await subscribe(http, r.url, ['pet.created']),
+    ];
+    const ids: number[] = [];
+    for (const h of [hook, hook, doomed]) ids.push((await http.post(`/v1/webhooks/${h.id}/test`)).body.id);
+    const [expired, kept, orphaned] = ids;
+    const db = api.app.get(DataSource);
+    const attemptsOf = async (id: number) =>
+      (await db.query(`SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE delivery_id = $1`, [id]))[0].n;
+    await eventually(async () => (await Promise.all(ids.map(attemptsOf))).every((n) => n === 1));
+    expect((await http.delete(`/v1/webhooks/${doomed.id}`)).status).toBe(204);
+    // Past RETENTION_WEBHOOK_DELIVERIES_DAYS (30): all three attempts, and the first delivery.
+    await db.query(
+      `UPDATE webhook_delivery_attempts SET attempted_at = now() - interval '31 days' WHERE delivery_id = ANY($1)`,
+      [ids],
+    );
+    await db.query(`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = $1`, [expired]);
+
+    await eventually(async () => (await attemptsOf(expired)) === 0 && (await attemptsOf(orphaned)) === 0, 10_000);
+    expect(await db.query(`SELECT 1 FROM webhook_deliveries WHERE id = $1`, [expired])).toHaveLength(0);
+    await sleep(1_200); // two more retention runs: the attempt of a delivery still listed stays
+    expect((await http.get(`/v1/webhooks/${hook.id}/deliveries/${kept}/attempts`)).body).toHaveLength(1);
+  });
+
   it('shows a pending retry with its next attempt time', async () => {
     const http = await account();
     const failing = await receiver(() => 503);
@@ -272,6 +379,7 @@ describe('webhooks', () => {
     expect(delivery).toEqual(expect.objectContaining({ eventId: created.id, attempts: 1, lastStatusCode: 200 }));
     await sleep(1_500); // three more sweep passes: a delivered row is not sent again
     expect(r.requests.filter(isSwept)).toHaveLength(1);
+    expect((await http.get(`/v1/webhooks/${hook.id}/deliveries/${row.id}/attempts`)).body).toHaveLength(1);
   });
 
   it('fans out an event whose fan-out job was lost (the lost-job sweep)', async () => {
@@ -568,6 +676,21 @@ describe('webhooks', () => {
       expect(op['x-stability']).toBe('experimental');
       expect(op.tags).toEqual(['Webhooks']);
     }
+  });
+
+  describeWithPython('the guide’s Python verifier (standard library only)', () => {
+    it('verifies a delivery the service sent, and refuses it under another secret', async () => {
+      const http = await account();
+      const r = await receiver();
+      const hook = await subscribe(http, r.url, ['api_key.revoked']);
+      await createAndRevokeKey(http);
+      const { headers, body } = await eventually(async () => r.requests[0]);
+      const answers = verifyWithGuidePython([
+        { secret: hook.secret, headers, body },
+        { secret: generateWebhookSecret(), headers, body },
+      ]);
+      expect(answers).toEqual([{ event: JSON.parse(body) }, { error: 'no matching signature' }]);
+    });
   });
 
   describe('SSRF protection (ALLOW_PRIVATE_WEBHOOK_URLS=false)', () => {

@@ -1,5 +1,6 @@
 export * from './webhook.entity';
 export * from './webhook-delivery.entity';
+export * from './webhook-delivery-attempt.entity';
 export * from './address-guard';
 export * from './signature';
 export * from './views';

@@ -44,14 +44,39 @@ interface DeliveredAttempt {
   at: Date;
 }
 
-const MARK_DELIVERED_SQL = `UPDATE webhook_deliveries d
-    SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
-        last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
-        last_response_excerpt = u.excerpt
-   FROM unnest($1::bigint[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
-     AS u(id, attempts, status_code, at, duration_ms, excerpt)
-  WHERE d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
-  RETURNING d.id`;
+/**
+ * Appended to an UPDATE of webhook_deliveries as CTE `done` (RETURNING ATTEMPTED_COLUMNS): logs the
+ * attempt each updated row records, in the same statement, so an attempt is logged exactly when
+ * its delivery counts it.
+ */
+const ATTEMPTED_COLUMNS = `d.id, d.account_id, d.attempts, d.last_attempt_at, d.last_status_code, d.last_duration_ms,
+  d.last_response_excerpt, d.last_error`;
+const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts
+    (account_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+  SELECT account_id, id, attempts, last_attempt_at, last_status_code, last_duration_ms, last_response_excerpt, last_error
+    FROM done`;
+
+const MARK_DELIVERED_SQL = `WITH done AS (
+    UPDATE webhook_deliveries d
+       SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
+           last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
+           last_response_excerpt = u.excerpt
+      FROM unnest($1::bigint[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
+        AS u(id, attempts, status_code, at, duration_ms, excerpt)
+     WHERE d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
+    RETURNING ${ATTEMPTED_COLUMNS}),
+  logged AS (${LOG_ATTEMPTS})
+  SELECT id FROM done`;
+
+/** An update of one delivery (see update()); an attempt is logged when it counts one more. */
+const UPDATE_DELIVERY_SQL = `WITH done AS (
+    UPDATE webhook_deliveries d
+       SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
+           next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
+     WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
+    RETURNING ${ATTEMPTED_COLUMNS}),
+  logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
+  SELECT id FROM done`;
 
 /** What a test delivery sends: shaped like an event, but not in the event log (id null). */
 function testEvent(d: WebhookDelivery): Omit<PublicEvent, 'id'> & { id: null } {
@@ -211,30 +236,22 @@ export class WebhookDeliveryService {
     return batch.map((a) => ids.delete(a.id));
   }
 
-  /** Applies the change only if nobody recorded this attempt first; true when it did. */
+  /** Applies the change only if nobody recorded this attempt first; true when it did. A counted attempt is logged with it. */
   private async update(manager: EntityManager, d: WebhookDelivery, values: Partial<WebhookDelivery>): Promise<boolean> {
     const next = { ...d, ...values };
-    const updated = await preparedQuery(
-      manager,
-      `UPDATE webhook_deliveries
-          SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
-              next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'
-        RETURNING id`,
-      [
-        d.id,
-        d.attempts,
-        next.status,
-        next.attempts,
-        next.lastStatusCode,
-        next.lastError,
-        next.lastAttemptAt,
-        next.nextAttemptAt,
-        next.deliveredAt,
-        next.lastDurationMs,
-        next.lastResponseExcerpt,
-      ],
-    );
+    const updated = await preparedQuery(manager, UPDATE_DELIVERY_SQL, [
+      d.id,
+      d.attempts,
+      next.status,
+      next.attempts,
+      next.lastStatusCode,
+      next.lastError,
+      next.lastAttemptAt,
+      next.nextAttemptAt,
+      next.deliveredAt,
+      next.lastDurationMs,
+      next.lastResponseExcerpt,
+    ]);
     return updated.length > 0;
   }
 

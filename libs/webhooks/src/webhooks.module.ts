@@ -2,10 +2,11 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { QueueModule } from '@app/jobs';
 import { EventFanOutService } from './event-fan-out.service';
-import { WebhookDeliveriesRetentionSource } from './webhooks.retention';
+import { WebhookDeliveriesRetentionSource, WebhookDeliveryAttemptsRetentionSource } from './webhooks.retention';
 import { WebhookDeliveriesSweepSource } from './webhooks.sweep';
 import { WebhookEntity } from './webhook.entity';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
 import { WebhookDeliveryHandler } from './webhook-delivery.handler';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookQueue } from './webhook.jobs';
@@ -15,7 +16,10 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity]), QueueModule.register(WebhookQueue)],
+  imports: [
+    TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity, WebhookDeliveryAttemptEntity]),
+    QueueModule.register(WebhookQueue),
+  ],
   providers: [
     WebhooksService,
     EventFanOutService,
@@ -25,6 +29,8 @@ import { WebhooksService } from './webhooks.service';
     WebhookDeliveryHandler,
     WebhookDeliveriesSweepSource,
     WebhookDeliveriesRetentionSource,
+    // After the deliveries' source: the attempts of the deliveries it removed go in the same run.
+    WebhookDeliveryAttemptsRetentionSource,
   ],
   exports: [WebhooksService, WebhookDeliveryService],
 })

@@ -10,6 +10,7 @@ import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
 import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery, WebhookView } from './views';
 import { DeliverWebhookJob } from './webhook.jobs';
+import { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
 
 /** A new subscription, as the API's DTO validates it. */
 export interface NewWebhook {
@@ -47,6 +48,11 @@ export interface DeliveryView {
   deliveredAt: string | null;
   createdAt: string;
 }
+
+type DeliveryAttemptRow = Omit<WebhookDeliveryAttemptEntity, 'accountId' | 'deliveryId'>;
+
+/** One attempt of a delivery, as webhook_delivery_attempts keeps it. */
+export type DeliveryAttemptView = Omit<DeliveryAttemptRow, 'attemptedAt'> & { attemptedAt: string };
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -246,6 +252,29 @@ export class WebhooksService {
       [webhookId, q.after ?? (newest ? Number.MAX_SAFE_INTEGER : 0), q.limit + 1],
     );
     return rows.map(toDeliveryView);
+  }
+
+  /** limit + 1 attempts after attempt number `after`, oldest first; 404 for a delivery not of this webhook and account. */
+  async attempts(accountId: number, webhookId: number, deliveryId: number, q: Page): Promise<DeliveryAttemptView[]> {
+    const manager = this.dataSource.manager;
+    await this.find(manager, accountId, webhookId);
+    const [delivery] = await preparedQuery(
+      manager,
+      `SELECT 1 FROM webhook_deliveries d WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`,
+      [deliveryId, webhookId, accountId],
+    );
+    if (!delivery) throw ApiError.notFound('Delivery');
+    // As the deliveries list: an attempt made moments ago may show on the next call.
+    const rows = await preparedQuery<DeliveryAttemptRow>(
+      this.replicas.forStaleRead(),
+      `SELECT a.attempt, a.attempted_at AS "attemptedAt", a.status_code AS "statusCode", a.duration_ms AS "durationMs",
+              a.response_excerpt AS "responseExcerpt", a.error
+         FROM webhook_delivery_attempts a
+        WHERE a.account_id = $1 AND a.delivery_id = $2 AND a.attempt > $3::bigint
+        ORDER BY a.attempt LIMIT $4`,
+      [accountId, deliveryId, q.after ?? 0, q.limit + 1],
+    );
+    return rows.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt).toISOString() }));
   }
 
   /** Queues one `webhook.test` delivery (a single attempt, no retries) and answers at once. */

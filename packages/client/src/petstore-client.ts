@@ -174,6 +174,18 @@ export class PetstoreClient {
       this.dataOf('POST', '/webhooks/{webhookId}/test', { ...control, path: { webhookId: id } }),
     deliveries: (id: number, query?: QueryOf<'GET', '/webhooks/{webhookId}/deliveries'>, control?: CallControl) =>
       this.list('/webhooks/{webhookId}/deliveries', { ...control, path: { webhookId: id }, query }),
+    /** Every attempt made to send a delivery (status, duration, the answer's first 1 KB, error), oldest first. */
+    attempts: (
+      id: number,
+      deliveryId: number,
+      query?: QueryOf<'GET', '/webhooks/{webhookId}/deliveries/{deliveryId}/attempts'>,
+      control?: CallControl,
+    ) =>
+      this.list('/webhooks/{webhookId}/deliveries/{deliveryId}/attempts', {
+        ...control,
+        path: { webhookId: id, deliveryId },
+        query,
+      }),
   };
 
   readonly keys = {

@@ -32,6 +32,7 @@ export type Account = Schemas['Account'];
 export type RateLimitStatus = Schemas['RateLimitStatus'];
 export type RotateApiKey = Partial<Schemas['RotateApiKey']>;
 export type Delivery = Schemas['Delivery'];
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
 export type Usage = Schemas['Usage'];
 export type UsageBucket = Schemas['UsageBucket'];
 /** GET /v1/usage's query (ISO 8601 instants for from/to). */

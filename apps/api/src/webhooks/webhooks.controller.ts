@@ -15,16 +15,22 @@ import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
-import { FeedQuery, LINK_HEADER, page } from '../common/pagination';
+import { FeedQuery, LINK_HEADER, page, PageQuery } from '../common/pagination';
 import {
   CreatedWebhookSchema,
+  DeliveryAttemptSchema,
   DeliverySchema,
   NewWebhookDto,
   RotateWebhookSecretDto,
   WebhookSchema,
   WebhookUpdateDto,
 } from './webhooks.dto';
-import { DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS, DeliveryView, WebhooksService } from '@app/webhooks';
+import {
+  DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
+  DeliveryAttemptView,
+  DeliveryView,
+  WebhooksService,
+} from '@app/webhooks';
 import { Policy } from '../gate/route-policy.decorator';
 
 @ApiTags('Webhooks')
@@ -175,6 +181,28 @@ export class WebhooksController {
   ): Promise<DeliveryView[]> {
     const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query);
     return page(res, `/v1/webhooks/${webhookId}/deliveries`, query, rows);
+  }
+
+  @Get(':webhookId/deliveries/:deliveryId/attempts')
+  @Policy({ scope: 'read', stability: 'experimental' })
+  @ApiOperation({
+    operationId: 'listWebhookDeliveryAttempts',
+    summary: 'Every attempt of a delivery: when, status, duration, answer excerpt, error',
+    description:
+      'The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s.',
+  })
+  @ApiOkResponse({ type: [DeliveryAttemptSchema], headers: LINK_HEADER })
+  @ApiErrors()
+  async attempts(
+    @Auth() auth: AuthContext,
+    @Param('webhookId', ParseIdPipe) webhookId: number,
+    @Param('deliveryId', ParseIdPipe) deliveryId: number,
+    @Query() query: PageQuery,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DeliveryAttemptView[]> {
+    const rows = await this.webhooks.attempts(auth.accountId, webhookId, deliveryId, query);
+    const path = `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/attempts`;
+    return page(res, path, query, rows, (a) => a.attempt);
   }
 
   @Post(':webhookId/deliveries/:deliveryId/resend')

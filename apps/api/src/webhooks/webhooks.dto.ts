@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, ApiSchema } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -22,7 +23,26 @@ import {
 
 const URL_DOC =
   'http or https, without credentials; hosts resolving to private, loopback, link-local or reserved addresses are refused';
-const EVENTS_DOC = 'The event types to deliver; `api_key.*` ones need a key with the `admin` scope';
+
+/** A webhook's `events`, documented and validated alike when creating and changing it. */
+const WebhookEvents = (presence: 'required' | 'optional') => {
+  const schema: ApiPropertyOptions = {
+    type: [String],
+    enum: DOMAIN_EVENT_TYPES,
+    minItems: 1,
+    maxItems: DOMAIN_EVENT_TYPES.length,
+    uniqueItems: true,
+    description: 'The event types to deliver; `api_key.*` ones need a key with the `admin` scope',
+  };
+  return applyDecorators(
+    ...(presence === 'required' ? [ApiProperty(schema)] : [ApiPropertyOptional(schema), IsOptional()]),
+    IsArray(),
+    ArrayMinSize(1),
+    ArrayMaxSize(DOMAIN_EVENT_TYPES.length),
+    ArrayUnique(),
+    IsIn(DOMAIN_EVENT_TYPES, { each: true }),
+  );
+};
 
 @ApiSchema({ name: 'NewWebhook' })
 export class NewWebhookDto {
@@ -37,19 +57,7 @@ export class NewWebhookDto {
   @MaxLength(2048)
   url!: string;
 
-  @ApiProperty({
-    type: [String],
-    enum: DOMAIN_EVENT_TYPES,
-    minItems: 1,
-    maxItems: DOMAIN_EVENT_TYPES.length,
-    uniqueItems: true,
-    description: EVENTS_DOC,
-  })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(DOMAIN_EVENT_TYPES.length)
-  @ArrayUnique()
-  @IsIn(DOMAIN_EVENT_TYPES, { each: true })
+  @WebhookEvents('required')
   events!: DomainEventType[];
 
   @ApiPropertyOptional({ maxLength: 500, example: 'Order sync to the warehouse', description: 'A note for people' })
@@ -73,20 +81,7 @@ export class WebhookUpdateDto {
   @MaxLength(2048)
   url?: string;
 
-  @ApiPropertyOptional({
-    type: [String],
-    enum: DOMAIN_EVENT_TYPES,
-    minItems: 1,
-    maxItems: DOMAIN_EVENT_TYPES.length,
-    uniqueItems: true,
-    description: EVENTS_DOC,
-  })
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(DOMAIN_EVENT_TYPES.length)
-  @ArrayUnique()
-  @IsIn(DOMAIN_EVENT_TYPES, { each: true })
+  @WebhookEvents('optional')
   events?: DomainEventType[];
 
   @ApiPropertyOptional({ maxLength: 500, nullable: true, type: String })
@@ -189,4 +184,40 @@ export class DeliverySchema {
   nextAttemptAt!: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) deliveredAt!: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
+}
+
+@ApiSchema({ name: 'DeliveryAttempt' })
+export class DeliveryAttemptSchema {
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'Its number, from 1; the cursor of the next page' })
+  attempt!: number;
+  @ApiProperty({ format: 'date-time' }) attemptedAt!: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 503,
+    description: 'The HTTP status of the answer, if one came back',
+  })
+  statusCode!: number | null;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 148,
+    description: 'How long the attempt took, in ms, to the end of the answer (or the failure)',
+  })
+  durationMs!: number;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    maxLength: RESPONSE_EXCERPT_BYTES,
+    example: 'upstream unavailable, try later',
+    description: `The first ${RESPONSE_EXCERPT_BYTES} bytes of the answer's body (as UTF-8), null without an answer`,
+  })
+  responseExcerpt!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'HTTP 503',
+    description: 'Why the attempt failed, in a few words; null when it was delivered',
+  })
+  error!: string | null;
 }

@@ -12,6 +12,7 @@ import { DropGlobalNameTrigram1763800000000 } from './1763800000000-drop-global-
 import { Usage1763900000000 } from './1763900000000-usage';
 import { TaggedApiKeys1764000000000 } from './1764000000000-tagged-api-keys';
 import { WebhookLifecycle1764100000000 } from './1764100000000-webhook-lifecycle';
+import { WebhookDeliveryAttempts1764200000000 } from './1764200000000-webhook-delivery-attempts';
 import { PetNameSearchIndex1764300000000 } from './1764300000000-pet-name-search-index';
 import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-history';
 
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   Usage1763900000000,
   TaggedApiKeys1764000000000,
   WebhookLifecycle1764100000000,
+  WebhookDeliveryAttempts1764200000000,
   PetNameSearchIndex1764300000000,
   PartitionedHistory1764400000000,
 ];

@@ -525,6 +525,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/webhooks/{webhookId}/deliveries/{deliveryId}/attempts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every attempt of a delivery: when, status, duration, answer excerpt, error
+     * @description The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
+     */
+    get: operations['listWebhookDeliveryAttempts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/webhooks/{webhookId}/deliveries/{deliveryId}/resend': {
     parameters: {
       query?: never;
@@ -875,6 +897,37 @@ export interface components {
       status: 'pending' | 'delivered' | 'failed';
       /** Format: int64 */
       webhookId: number;
+    };
+    DeliveryAttempt: {
+      /**
+       * Format: int32
+       * @description Its number, from 1; the cursor of the next page
+       */
+      attempt: number;
+      /** Format: date-time */
+      attemptedAt: string;
+      /**
+       * Format: int32
+       * @description How long the attempt took, in ms, to the end of the answer (or the failure)
+       * @example 148
+       */
+      durationMs: number;
+      /**
+       * @description Why the attempt failed, in a few words; null when it was delivered
+       * @example HTTP 503
+       */
+      error: string | null;
+      /**
+       * @description The first 1024 bytes of the answer's body (as UTF-8), null without an answer
+       * @example upstream unavailable, try later
+       */
+      responseExcerpt: string | null;
+      /**
+       * Format: int32
+       * @description The HTTP status of the answer, if one came back
+       * @example 503
+       */
+      statusCode: number | null;
     };
     Error: {
       /** @description Machine-readable error code */
@@ -9934,6 +9987,227 @@ export interface operations {
            *     ]
            */
           'application/json': components['schemas']['Delivery'][];
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks the read scope (insufficient_scope) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "This API key lacks the scope this operation needs",
+           *       "status": 403
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveryAttempts: {
+    parameters: {
+      query?: {
+        /** @description The last id of the previous page; the next page starts after it */
+        after?: number;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        deliveryId: number;
+        webhookId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description The next page: `<...>; rel="next"` */
+          Link?: string;
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "attempt": 1,
+           *         "attemptedAt": "2026-01-15T09:30:00.000Z",
+           *         "statusCode": 503,
+           *         "durationMs": 148,
+           *         "responseExcerpt": "upstream unavailable, try later",
+           *         "error": "HTTP 503"
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['DeliveryAttempt'][];
         };
       };
       /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
