@@ -167,6 +167,7 @@ describe('the plans of the sweep and retention queries', () => {
       'usage_hours',
       'usage_minutes',
       'webhook_deliveries',
+      'webhook_delivery_attempts',
     ]);
     const config = loadConfig(process.env);
     for (const source of found.filter((s) => s.removeSql))

@@ -241,16 +241,7 @@ function EditWebhookForm({
         });
       }}
     >
-      <label>
-        URL{' '}
-        <input
-          type="url"
-          name="url"
-          required
-          value={url}
-          onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
-        />
-      </label>
+      <UrlField value={url} onChange={setUrl} />
       <label>
         Description{' '}
         <input
@@ -345,16 +336,7 @@ function CreateWebhookForm({
         });
       }}
     >
-      <label>
-        URL{' '}
-        <input
-          type="url"
-          name="url"
-          required
-          value={url}
-          onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
-        />
-      </label>
+      <UrlField value={url} onChange={setUrl} />
       <EventChoices types={types} value={events} onChange={setEvents} />
       <ErrorNote message={action.error} />
       <button type="submit" disabled={action.busy}>
@@ -474,5 +456,20 @@ export function WebhooksView({ client, onKeyRejected }: { client: PetstoreClient
         />
       </Section>
     </>
+  );
+}
+
+function UrlField({ value, onChange }: { value: string; onChange: (url: string) => void }) {
+  return (
+    <label>
+      URL{' '}
+      <input
+        type="url"
+        name="url"
+        required
+        value={value}
+        onInput={(e) => onChange((e.target as HTMLInputElement).value)}
+      />
+    </label>
   );
 }

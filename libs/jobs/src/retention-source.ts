@@ -39,3 +39,17 @@ export interface RetentionSource {
 }
 
 export const RetentionSource = DiscoveryService.createDecorator<void>();
+
+/**
+ * removeSql for a table that is not partitioned: up to $2 rows whose `ageColumn` is more than $1
+ * days old (and that satisfy `alsoWhere`, over alias `r`), handed to the DELETE by row address.
+ */
+export function batchRemoveSql(table: string, ageColumn: string, alsoWhere = 'true'): string {
+  return `WITH gone AS (
+      DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
+        SELECT r.ctid FROM ${table} r
+         WHERE r.${ageColumn} < now() - make_interval(secs => $1::double precision * 86400) AND ${alsoWhere}
+         ORDER BY r.${ageColumn} LIMIT $2 FOR UPDATE OF r SKIP LOCKED))
+      RETURNING 1)
+    SELECT count(*)::int AS removed FROM gone`;
+}

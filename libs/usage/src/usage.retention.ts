@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
 
 /** Per-minute usage, RETENTION_USAGE_MINUTES_DAYS (the 24-hour view needs one day), by whole partitions of the minute. */
 @Injectable()
@@ -23,13 +23,7 @@ export class UsageMinutesRetentionSource implements RetentionSource {
 @RetentionSource()
 export class UsageHoursRetentionSource implements RetentionSource {
   readonly name = 'usage_hours';
-  readonly removeSql = `WITH gone AS (
-      DELETE FROM usage_hours WHERE ctid = ANY(ARRAY(
-        SELECT ctid FROM usage_hours
-         WHERE hour < now() - make_interval(secs => $1::double precision * 86400)
-         ORDER BY hour LIMIT $2 FOR UPDATE SKIP LOCKED))
-      RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+  readonly removeSql = batchRemoveSql('usage_hours', 'hour');
 
   keepDays(config: AppConfig): number {
     return config.retention.usageHoursDays;

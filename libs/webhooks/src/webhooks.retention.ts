@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
 
 /**
  * Deliveries, RETENTION_WEBHOOK_DELIVERIES_DAYS after they were created, by whole partitions of
@@ -32,14 +32,11 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
 @RetentionSource()
 export class WebhookDeliveryAttemptsRetentionSource implements RetentionSource {
   readonly name = 'webhook_delivery_attempts';
-  readonly removeSql = `WITH gone AS (
-      DELETE FROM webhook_delivery_attempts WHERE ctid = ANY(ARRAY(
-        SELECT a.ctid FROM webhook_delivery_attempts a
-         WHERE a.attempted_at < now() - make_interval(secs => $1::double precision * 86400)
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)
-         ORDER BY a.attempted_at LIMIT $2 FOR UPDATE OF a SKIP LOCKED))
-      RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+  readonly removeSql = batchRemoveSql(
+    'webhook_delivery_attempts',
+    'attempted_at',
+    'NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.delivery_id)',
+  );
 
   keepDays(config: AppConfig): number {
     return config.retention.webhookDeliveriesDays;
