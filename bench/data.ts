@@ -7,7 +7,11 @@
 //    20 parallel name searches, against alone (goal <= 1.5x);
 // 3. table sizes every 30 s over a steady message load (default 10 minutes; --quick: 2) with a
 //    short retention (2 minutes), to see them plateau.
-// Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N.
+// 4. partitioned history: messages in time partitions against an unpartitioned copy with the old
+//    batch-DELETE retention: retention cost, sizes, read p99 (bench/lib/history.ts).
+// Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N,
+// --only queries|history|plateau (repeatable), --history-rows N (default 10 M; --quick 1 M),
+// --partition-width-seconds N (default 3600), --history-retention-hours N (default 24).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -17,6 +21,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { NAME_SEARCH_WINDOW } from '@app/catalog';
+import { partitionedHistory, tableSizes } from './lib/history';
 import { measure } from './lib/load';
 import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
@@ -37,6 +42,13 @@ const SEED = {
   events: Math.round(10_000_000 * SCALE),
 };
 const LOAD_MINUTES = Number(option('--load-minutes', QUICK ? '2' : '10'));
+const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
+const runs = (section: 'queries' | 'history' | 'plateau') => !ONLY.length || ONLY.includes(section);
+const HISTORY = {
+  rows: Number(option('--history-rows', QUICK ? '1000000' : '10000000')),
+  widthSeconds: Number(option('--partition-width-seconds', '3600')),
+  retentionHours: Number(option('--history-retention-hours', '24')),
+};
 const LOAD_RATE = 200; // messages/s during the steady load
 const RETENTION_DAYS = 2 / (24 * 60); // 2 minutes
 
@@ -242,11 +254,8 @@ async function planOf(pool: Pool, sql: string, params: unknown[]): Promise<{ ms:
 }
 
 async function sizes(pool: Pool): Promise<Record<string, number>> {
-  const { rows } = await pool.query(
-    `SELECT relname AS name, pg_total_relation_size(oid) AS bytes FROM pg_class
-      WHERE relname IN ('messages', 'events', 'event_sequences', 'webhook_deliveries', 'outbox') AND relkind = 'r'`,
-  );
-  return Object.fromEntries(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
+  const s = await tableSizes(pool, ['messages', 'events', 'event_sequences', 'webhook_deliveries', 'outbox']);
+  return Object.fromEntries(Object.entries(s).map(([name, t]) => [name, t.heap + t.indexes]));
 }
 
 /** A fresh, migrated bench database with the quiet and the noisy tenant (ids 1 and 2). */
@@ -385,8 +394,12 @@ async function main(): Promise<void> {
     `# Data-scale bench, ${new Date().toISOString().slice(0, 16)}Z${QUICK ? ' (--quick)' : ''}`,
     '',
   ];
-  await queriesAndNeighbours(md);
-  await plateau(md);
+  if (runs('queries')) await queriesAndNeighbours(md);
+  if (runs('history')) {
+    await freshDatabase();
+    await partitionedHistory(md, { databaseUrl: DATABASE_URL, accounts: SEED.accounts, log, ...HISTORY });
+  }
+  if (runs('plateau')) await plateau(md);
   const text = md.join('\n') + '\n';
   process.stdout.write(text);
   if (argv.includes('--record')) {
