@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { NAME_SEARCH_WINDOW } from '@app/catalog';
-import { partitionedHistory, tableSizes } from './lib/history';
+import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
 import { measure } from './lib/load';
 import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
@@ -347,13 +347,18 @@ async function plateau(md: string[]): Promise<void> {
     const headers = { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' };
     const body = JSON.stringify({ message: 'steady load of the data bench' });
     const samples: Record<string, number>[] = [];
+    const cost = await DatabaseCost.start(pool);
+    let accepted = 0;
     const t0 = Date.now();
     const loader = (async () => {
       while (Date.now() - t0 < LOAD_MINUTES * 60_000) {
         const s = Date.now();
         await Promise.all(
           Array.from({ length: LOAD_RATE }, () =>
-            fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()),
+            fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body }).then((r) => {
+              if (r.status === 202) accepted++;
+              return r.arrayBuffer();
+            }),
           ),
         );
         await sleep(Math.max(0, 1_000 - (Date.now() - s)));
@@ -365,7 +370,7 @@ async function plateau(md: string[]): Promise<void> {
       await pool.query('VACUUM messages, events, event_sequences, outbox');
       const s = await sizes(pool);
       const [{ rows }] = (await pool.query(`SELECT count(*)::int AS rows FROM messages`)).rows;
-      samples.push({ minute: (Date.now() - t0) / 60_000, rows, ...s });
+      samples.push({ minute: (Date.now() - t0) / 60_000, rows, ...s, ...(await cost.sample()), accepted });
       log(`at ${((Date.now() - t0) / 60_000).toFixed(1)} min: ${rows} messages, ${(s.messages / 1e6).toFixed(1)} MB`);
     }
     await loader;
@@ -381,12 +386,30 @@ async function plateau(md: string[]): Promise<void> {
       ),
       '',
       "Sizes include indexes and TOAST. The bench runs VACUUM every 30 s because the machine's Postgres has autovacuum off.",
+      '',
+      perMessage(samples),
     );
   } finally {
     await worker.proc.stop();
     await api.proc.stop();
     await pool.end();
   }
+}
+
+/** Postgres's cost per accepted message once retention runs (after the retention period), from the samples. */
+function perMessage(samples: Record<string, number>[]): string {
+  const steady = samples.filter((s, i) => i > 0 && s.minute > RETENTION_DAYS * 24 * 60 + 0.5);
+  if (!steady.length) return 'Too short a load for a steady-state cost per message (retention had not run yet).';
+  const from = samples[samples.indexOf(steady[0]) - 1];
+  const messages = steady[steady.length - 1].accepted - from.accepted;
+  const sum = (k: string) => steady.reduce((a, s) => a + s[k], 0);
+  return (
+    `Postgres per accepted message from minute ${from.minute.toFixed(1)} to ${steady[steady.length - 1].minute.toFixed(1)} ` +
+    `(${messages.toLocaleString('en')} messages; the API's insert, the worker's batches, events, outbox, retention's drops ` +
+    `and the bench's VACUUM): **${((sum('cpuMs') * 1000) / messages).toFixed(0)} µs of backend CPU** (this database's client ` +
+    `backends, \`/proc/<pid>/stat\`) and **${(sum('walBytes') / messages).toFixed(0)} bytes of WAL** (records touching this ` +
+    `database's blocks, \`pg_walinspect\`). At ${LOAD_RATE}/s batches and group commits are small: an upper bound for higher rates.`
+  );
 }
 
 async function main(): Promise<void> {

@@ -79,6 +79,45 @@ export async function tableSizes(pool: Pool, tables: string[]): Promise<Record<s
   );
 }
 
+const WAL_OF_THIS_DATABASE = `SELECT pg_current_wal_flush_lsn() AS until, coalesce(sum(record_length), 0)::bigint AS bytes
+    FROM pg_get_wal_records_info($1, pg_current_wal_flush_lsn())
+   WHERE block_ref LIKE '%/' || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/%'`;
+
+/**
+ * What this database's Postgres work costs between two samples: the WAL records that touch its
+ * blocks (pg_walinspect; the machine's other databases are not counted) and the CPU of its client
+ * backends (/proc/<pid>/stat; a backend that ended between samples is missed).
+ */
+export class DatabaseCost {
+  private cpu = new Map<number, number>();
+  private constructor(
+    private readonly pool: Pool,
+    private lsn: string,
+  ) {}
+
+  static async start(pool: Pool): Promise<DatabaseCost> {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const cost = new DatabaseCost(pool, (await pool.query(`SELECT pg_current_wal_flush_lsn() AS lsn`)).rows[0].lsn);
+    await cost.sample();
+    return cost;
+  }
+
+  async sample(): Promise<{ walBytes: number; cpuMs: number }> {
+    const { rows } = await this.pool.query(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
+    );
+    let cpu = 0;
+    for (const { pid } of rows as { pid: number }[]) {
+      const now = cpuMs(pid);
+      cpu += now - (this.cpu.get(pid) ?? now);
+      this.cpu.set(pid, now);
+    }
+    const [{ until, bytes }] = (await this.pool.query(WAL_OF_THIS_DATABASE, [this.lsn])).rows;
+    this.lsn = until;
+    return { walBytes: Number(bytes), cpuMs: cpu };
+  }
+}
+
 interface Cost {
   ms: number;
   cpuMs: number;
@@ -163,11 +202,7 @@ export async function partitionedHistory(md: string[], o: HistoryOptions): Promi
       const [cpu0, t0] = [cpuMs(pid), Date.now()];
       const rows = await what();
       const [cpu1, t1] = [cpuMs(pid), Date.now()];
-      const [{ bytes }] = await ds.query(
-        `SELECT coalesce(sum(record_length), 0)::bigint AS bytes FROM pg_get_wal_records_info($1, pg_current_wal_flush_lsn())
-          WHERE block_ref LIKE '%/' || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/%'`,
-        [lsn],
-      );
+      const [{ bytes }] = (await pool.query(WAL_OF_THIS_DATABASE, [lsn])).rows;
       return { ms: t1 - t0, cpuMs: cpu1 - cpu0, walBytes: Number(bytes), rows };
     };
 
