@@ -406,8 +406,8 @@ function perMessage(samples: Record<string, number>[]): string {
   return (
     `Postgres per accepted message from minute ${from.minute.toFixed(1)} to ${steady[steady.length - 1].minute.toFixed(1)} ` +
     `(${messages.toLocaleString('en')} messages; the API's insert, the worker's batches, events, outbox, retention's drops ` +
-    `and the bench's VACUUM): **${((sum('cpuMs') * 1000) / messages).toFixed(0)} µs of backend CPU** (this database's client ` +
-    `backends, \`/proc/<pid>/stat\`) and **${(sum('walBytes') / messages).toFixed(0)} bytes of WAL** (records touching this ` +
+    `and the bench's VACUUM): **${((sum('cpuMs') * 1000) / messages).toFixed(0)} µs of backend CPU** (the API's and the ` +
+    `worker's backends, \`/proc/<pid>/stat\`; the bench's VACUUM not included) and **${(sum('walBytes') / messages).toFixed(0)} bytes of WAL** (records touching this ` +
     `database's blocks, \`pg_walinspect\`). At ${LOAD_RATE}/s batches and group commits are small: an upper bound for higher rates.`
   );
 }

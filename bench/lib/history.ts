@@ -85,8 +85,8 @@ const WAL_OF_THIS_DATABASE = `SELECT pg_current_wal_flush_lsn() AS until, coales
 
 /**
  * What this database's Postgres work costs between two samples: the WAL records that touch its
- * blocks (pg_walinspect; the machine's other databases are not counted) and the CPU of its client
- * backends (/proc/<pid>/stat; a backend that ended between samples is missed).
+ * blocks (pg_walinspect; the machine's other databases are not counted) and the CPU of the apps'
+ * backends (application_name petstore, /proc/<pid>/stat; one that ended between samples is missed).
  */
 export class DatabaseCost {
   private cpu = new Map<number, number>();
@@ -97,14 +97,14 @@ export class DatabaseCost {
 
   static async start(pool: Pool): Promise<DatabaseCost> {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
-    const cost = new DatabaseCost(pool, (await pool.query(`SELECT pg_current_wal_flush_lsn() AS lsn`)).rows[0].lsn);
+    const cost = new DatabaseCost(pool, (await pool.query(`SELECT pg_current_wal_insert_lsn() AS lsn`)).rows[0].lsn);
     await cost.sample();
     return cost;
   }
 
   async sample(): Promise<{ walBytes: number; cpuMs: number }> {
     const { rows } = await this.pool.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'petstore'`,
     );
     let cpu = 0;
     for (const { pid } of rows as { pid: number }[]) {
@@ -112,6 +112,9 @@ export class DatabaseCost {
       cpu += now - (this.cpu.get(pid) ?? now);
       this.cpu.set(pid, now);
     }
+    // pg_walinspect refuses a start at or past the flushed end.
+    const [{ ahead }] = (await this.pool.query(`SELECT pg_current_wal_flush_lsn() > $1::pg_lsn AS ahead`, [this.lsn])).rows;
+    if (!ahead) return { walBytes: 0, cpuMs: cpu };
     const [{ until, bytes }] = (await this.pool.query(WAL_OF_THIS_DATABASE, [this.lsn])).rows;
     this.lsn = until;
     return { walBytes: Number(bytes), cpuMs: cpu };
