@@ -7,7 +7,11 @@
 //    20 parallel name searches, against alone (goal <= 1.5x);
 // 3. table sizes every 30 s over a steady message load (default 10 minutes; --quick: 2) with a
 //    short retention (2 minutes), to see them plateau.
-// Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N.
+// 4. partitioned history: messages in time partitions against an unpartitioned copy with the old
+//    batch-DELETE retention: retention cost, sizes, read p99 (bench/lib/history.ts).
+// Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N,
+// --only queries|history|plateau (repeatable), --history-rows N (default 10 M; --quick 1 M),
+// --partition-width-seconds N (default 3600), --history-retention-hours N (default 24).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -16,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
+import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
 import { measure } from './lib/load';
 import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
@@ -36,6 +41,13 @@ const SEED = {
   events: Math.round(10_000_000 * SCALE),
 };
 const LOAD_MINUTES = Number(option('--load-minutes', QUICK ? '2' : '10'));
+const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
+const runs = (section: 'queries' | 'history' | 'plateau') => !ONLY.length || ONLY.includes(section);
+const HISTORY = {
+  rows: Number(option('--history-rows', QUICK ? '1000000' : '10000000')),
+  widthSeconds: Number(option('--partition-width-seconds', '3600')),
+  retentionHours: Number(option('--history-retention-hours', '24')),
+};
 const LOAD_RATE = 200; // messages/s during the steady load
 const RETENTION_DAYS = 2 / (24 * 60); // 2 minutes
 
@@ -236,11 +248,8 @@ async function planOf(
 }
 
 async function sizes(pool: Pool): Promise<Record<string, number>> {
-  const { rows } = await pool.query(
-    `SELECT relname AS name, pg_total_relation_size(oid) AS bytes FROM pg_class
-      WHERE relname IN ('messages', 'events', 'event_sequences', 'webhook_deliveries', 'outbox') AND relkind = 'r'`,
-  );
-  return Object.fromEntries(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
+  const s = await tableSizes(pool, ['messages', 'events', 'event_sequences', 'webhook_deliveries', 'outbox']);
+  return Object.fromEntries(Object.entries(s).map(([name, t]) => [name, t.heap + t.indexes]));
 }
 
 /** A fresh, migrated bench database with the quiet and the noisy tenant (ids 1 and 2). */
@@ -361,13 +370,18 @@ async function plateau(md: string[]): Promise<void> {
     const headers = { Authorization: `Bearer ${tenant.apiKey}`, 'Content-Type': 'application/json' };
     const body = JSON.stringify({ message: 'steady load of the data bench' });
     const samples: Record<string, number>[] = [];
+    const cost = await DatabaseCost.start(pool);
+    let accepted = 0;
     const t0 = Date.now();
     const loader = (async () => {
       while (Date.now() - t0 < LOAD_MINUTES * 60_000) {
         const s = Date.now();
         await Promise.all(
           Array.from({ length: LOAD_RATE }, () =>
-            fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()),
+            fetch(`${api.url}/v1/messages`, { method: 'POST', headers, body }).then((r) => {
+              if (r.status === 202) accepted++;
+              return r.arrayBuffer();
+            }),
           ),
         );
         await sleep(Math.max(0, 1_000 - (Date.now() - s)));
@@ -379,7 +393,7 @@ async function plateau(md: string[]): Promise<void> {
       await pool.query('VACUUM messages, events, event_sequences, outbox');
       const s = await sizes(pool);
       const [{ rows }] = (await pool.query(`SELECT count(*)::int AS rows FROM messages`)).rows;
-      samples.push({ minute: (Date.now() - t0) / 60_000, rows, ...s });
+      samples.push({ minute: (Date.now() - t0) / 60_000, rows, ...s, ...(await cost.sample()), accepted });
       log(`at ${((Date.now() - t0) / 60_000).toFixed(1)} min: ${rows} messages, ${(s.messages / 1e6).toFixed(1)} MB`);
     }
     await loader;
@@ -395,6 +409,8 @@ async function plateau(md: string[]): Promise<void> {
       ),
       '',
       "Sizes include indexes and TOAST. The bench runs VACUUM every 30 s because the machine's Postgres has autovacuum off.",
+      '',
+      perMessage(samples),
     );
   } finally {
     await worker.proc.stop();
@@ -403,13 +419,33 @@ async function plateau(md: string[]): Promise<void> {
   }
 }
 
+/** Postgres's cost per accepted message once retention runs (after the retention period), from the samples. */
+function perMessage(samples: Record<string, number>[]): string {
+  const steady = samples.filter((s, i) => i > 0 && s.minute > RETENTION_DAYS * 24 * 60 + 0.5);
+  if (!steady.length) return 'Too short a load for a steady-state cost per message (retention had not run yet).';
+  const from = samples[samples.indexOf(steady[0]) - 1];
+  const messages = steady[steady.length - 1].accepted - from.accepted;
+  const sum = (k: string) => steady.reduce((a, s) => a + s[k], 0);
+  return (
+    `Postgres per accepted message from minute ${from.minute.toFixed(1)} to ${steady[steady.length - 1].minute.toFixed(1)} ` +
+    `(${messages.toLocaleString('en')} messages; the API's insert, the worker's batches, events, outbox, retention's drops ` +
+    `and the bench's VACUUM): **${((sum('cpuMs') * 1000) / messages).toFixed(0)} µs of backend CPU** (the API's and the ` +
+    `worker's backends, \`/proc/<pid>/stat\`; the bench's VACUUM not included) and **${(sum('walBytes') / messages).toFixed(0)} bytes of WAL** (records touching this ` +
+    `database's blocks, \`pg_walinspect\`). At ${LOAD_RATE}/s batches and group commits are small: an upper bound for higher rates.`
+  );
+}
+
 async function main(): Promise<void> {
   const md: string[] = [
     `# Data-scale bench, ${new Date().toISOString().slice(0, 16)}Z${QUICK ? ' (--quick)' : ''}`,
     '',
   ];
-  await queriesAndNeighbours(md);
-  await plateau(md);
+  if (runs('queries')) await queriesAndNeighbours(md);
+  if (runs('history')) {
+    await freshDatabase();
+    await partitionedHistory(md, { databaseUrl: DATABASE_URL, accounts: SEED.accounts, log, ...HISTORY });
+  }
+  if (runs('plateau')) await plateau(md);
   const text = md.join('\n') + '\n';
   process.stdout.write(text);
   if (argv.includes('--record')) {
