@@ -1,8 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Result } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { countRedisError, REDIS, RedisClient } from '@app/redis';
+import { countRedisError, REDIS, RedisClient, whenReady } from '@app/redis';
 import { Limits } from './plan-limits';
 import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
 import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
@@ -52,7 +52,7 @@ const fallbackDecisions = new Counter({
 // Fixed UTC minute and day windows checked and counted in one script call per account and
 // event-loop turn (docs/internals/decisions.md); a per-process fallback answers while Redis fails.
 @Injectable()
-export class PlanRateLimiter {
+export class PlanRateLimiter implements OnApplicationBootstrap {
   private readonly logger = new Logger(PlanRateLimiter.name);
   private readonly local = new Map<string, { m: number; d: number; mReset: number; dReset: number }>();
   private degraded = false;
@@ -74,6 +74,10 @@ export class PlanRateLimiter {
         RATE_LIMIT_COMMAND,
       ];
     }
+  }
+  // A process that listened before its Redis connection was up counted its first requests alone.
+  async onApplicationBootstrap(): Promise<void> {
+    await whenReady(this.redis).catch(() => undefined);
   }
 
   consume(subject: RateLimitSubject, limits: Limits, nowMs = Date.now()): Promise<RateLimitDecision> {
