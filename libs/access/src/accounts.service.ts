@@ -23,7 +23,11 @@ export class AccountsService {
   ) {}
 
   /** With the owner's first key (it can manage keys), in one transaction. */
-  async create(name: string, plan: Plan, limits: AccountLimits = {}): Promise<{ account: AccountEntity; key: IssuedApiKey }> {
+  async create(
+    name: string,
+    plan: Plan,
+    limits: AccountLimits = {},
+  ): Promise<{ account: AccountEntity; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
     const created = await this.tx.run(async (tx) => {
       const [account] = await preparedQuery<AccountEntity>(

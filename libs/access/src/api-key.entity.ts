@@ -1,9 +1,6 @@
 import { Check, Column, Entity, Index } from 'typeorm';
 import { AccountId, IdentityKey, Timestamp } from '@app/database';
-
-/** `read`: GET only; `write`: everything but key management; `admin`: key management (GET/POST /keys...). */
-export const SCOPES = ['read', 'write', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
+import { Scope, SCOPES } from './scopes';
 
 /** An API key: only its SHA-256 hash and a short display prefix are stored, never the secret. */
 @Entity('api_keys')

@@ -4,7 +4,8 @@ import { AppConfig, Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
 import { TransactionService, Tx } from '@app/events';
-import { ApiKeyEntity, Scope, SCOPES } from './api-key.entity';
+import { ApiKeyEntity } from './api-key.entity';
+import { Scope, SCOPES } from './scopes';
 import { assertWithinQuota } from './quotas';
 import { handOverBan } from './rate-limit-subject';
 import { REDIS, RedisBroadcast, RedisClient } from '@app/redis';
@@ -297,7 +298,7 @@ export class ApiKeysService {
   }
 
   /** Under the account's row lock: two keys revoking each other cannot both pass the last-admin check. */
-    // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
+  // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
   private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
     await preparedQuery(tx.manager, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId]);
     const [me] = await preparedQuery<ApiKeyRow>(

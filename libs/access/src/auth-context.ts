@@ -1,5 +1,5 @@
 import type { Plan } from './account.entity';
-import type { Scope } from './api-key.entity';
+import type { Scope } from './scopes';
 
 export interface AuthContext {
   accountId: number;

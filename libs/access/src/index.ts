@@ -1,5 +1,6 @@
 export * from './account.entity';
 export * from './api-key.entity';
+export * from './scopes';
 export * from './api-key-format';
 export * from './auth-context';
 export * from './api-key-authenticator';

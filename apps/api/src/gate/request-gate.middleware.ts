@@ -13,10 +13,10 @@ import {
   RateLimitDecision,
   rateLimitHeaders,
   RateLimitSubject,
+  scopesAllow,
 } from '@app/access';
-import type { Scope } from '@app/access';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
-import type { OwnBudget, RoutePolicy, RouteScope } from './route-policy.decorator';
+import type { OwnBudget, RoutePolicy } from './route-policy.decorator';
 import type { RouteTable } from './route-table';
 
 // On res.locals, whose fields http-server.ts declares up front (a stable hidden class).
@@ -33,12 +33,6 @@ declare module 'express-serve-static-core' {
 const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
 const BEARER = /^Bearer ([^\s]+)$/i; // case-insensitive scheme (RFC 9110)
-
-export function scopeAllows(scopes: readonly Scope[], needed: RouteScope): boolean {
-  if (needed === 'any') return true;
-  if (needed === 'read') return scopes.includes('read') || scopes.includes('write');
-  return scopes.includes(needed);
-}
 
 const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => ({
   bucket: `k:${auth.keyId}:${budget.name}`,
@@ -98,7 +92,7 @@ export class RequestGateMiddleware {
       this.report(res, await this.limiter.peek(account, limitsFor(auth), now), now);
       res.removeHeader('Retry-After');
     }
-    if (!scopeAllows(auth.scopes, policy.scope)) {
+    if (!scopesAllow(auth.scopes, policy.scope)) {
       throw new ApiError('insufficient_scope', `This API key lacks the ${policy.scope} scope this operation needs`);
     }
     res.locals.auth = auth;

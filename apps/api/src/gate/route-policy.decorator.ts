@@ -2,9 +2,10 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import type { Limits } from '@app/access';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import type { Scope } from '@app/access';
 
-/** `write` implies `read` (as at GitHub and Stripe); `admin` alone reaches `any` and `admin` routes. */
-export type RouteScope = 'any' | 'read' | 'write' | 'admin';
+// A scope a key holds (SCOPE_RULES says which imply which), or `any` key of the account.
+export type RouteScope = Scope | 'any';
 
 /** Spent instead of the account's budget, which is only read. */
 export interface OwnBudget extends Limits {

@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import { SCOPE_RULES, SCOPES } from '@app/access';
 import { AppConfig } from '@app/config';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
@@ -121,10 +122,19 @@ export function configuredSunsets(config: AppConfig): Record<string, Date> {
   return { getPet: config.petGetSunsetAt };
 }
 
+const code = (s: string) => `\`${s}\``;
+const orList = (items: string[]) =>
+  items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : items.join('');
+
+const SCOPE_SENTENCE = SCOPES.map((s) => {
+  const implies = SCOPE_RULES[s].implies.map(code);
+  return `${code(s)} ${SCOPE_RULES[s].grants}${implies.length ? ` and implies ${implies.join(', ')}` : ''}`;
+}).join('; ');
+
 const INFO_DESCRIPTION = `Pets, categories, orders and inventory, a queued message operation, events and webhooks.
 
 **Authentication.** Every request carries \`Authorization: Bearer <API_KEY>\`. A key's scopes decide what it
-reaches: \`read\` reads the account's data, \`write\` changes it (and implies \`read\`), \`admin\` manages keys; a key
+reaches: ${SCOPE_SENTENCE}; a key
 with \`admin\` alone reaches only /account, /keys, /rate_limit and /usage. Each operation states what it needs
 (\`x-scope\`); anything else is 403 \`insufficient_scope\`.
 
@@ -152,9 +162,8 @@ away without a deprecation period.`;
 
 /** Scopes are not part of an HTTP bearer scheme in OAS 3.0, so the scheme's description states them. */
 const BEARER_DESCRIPTION =
-  'An API key (`pst_…`) of the account, sent as `Authorization: Bearer <key>`. Scopes: `read` reads the ' +
-  "account's data; `write` changes it and implies `read`; `admin` manages keys. Each operation names the " +
-  'scope it needs (`x-scope`); a key without it gets 403 `insufficient_scope`. Keys are issued, rotated and ' +
+  `An API key (\`pst_…\`) of the account, sent as \`Authorization: Bearer <key>\`. Scopes: ${SCOPE_SENTENCE}. ` +
+  'Each operation names the scope it needs (`x-scope`); a key without it gets 403 `insufficient_scope`. Keys are issued, rotated and ' +
   'revoked under /keys.';
 
 // Serves /openapi.json and `npm run openapi` alike, so the two never differ.
@@ -198,12 +207,11 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
   return doc;
 }
 
-const SCOPE_TEXT: Record<RouteScope, string> = {
-  any: 'any key of the account (`read`, `write` or `admin`)',
-  read: 'the `read` scope (`write` implies it)',
-  write: 'the `write` scope',
-  admin: 'the `admin` scope',
-};
+function scopeText(scope: RouteScope): string {
+  if (scope === 'any') return `any key of the account (${orList(SCOPES.map(code))})`;
+  const impliedBy = SCOPES.filter((s) => SCOPE_RULES[s].implies.includes(scope));
+  return `the ${code(scope)} scope${impliedBy.length ? ` (${orList(impliedBy.map(code))} implies it)` : ''}`;
+}
 
 // The route table is compiled from the same @Policy declarations.
 function publishPolicy(op: Json): void {
@@ -221,7 +229,7 @@ function publishPolicy(op: Json): void {
   const metering = budget
     ? `Not counted against the account's limits: ${budget.perMinute} calls a minute and ${budget.perDay} a day per key.`
     : "Counted against the account's limits.";
-  op.description = `${op.description ?? ''}\n\nNeeds ${SCOPE_TEXT[policy.scope]}. ${metering}`.trim();
+  op.description = `${op.description ?? ''}\n\nNeeds ${scopeText(policy.scope)}. ${metering}`.trim();
 }
 
 function completeOperation(method: string, op: Json): void {
