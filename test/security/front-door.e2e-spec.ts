@@ -12,16 +12,9 @@ import { preparedQuery } from '@app/database';
 import { REDIS, RedisClient } from '@app/redis';
 import { expectErrorBody } from '../support/expect-error';
 import { HttpClient } from '../support/http';
-import { forgedLegacyKey, unissuedKey } from '../support/keys';
+import { forgedLegacyKey, keyLookups, unissuedKey } from '../support/keys';
 import { TestClock } from '../support/test-clock';
 import { closeAll, createAccount, RunningApi, startApi } from '../support/test-apps';
-
-/** The API's counter of key lookups, by answer, from its /metrics. */
-async function lookups(api: RunningApi, answer: string): Promise<number> {
-  const text = await (await fetch(`${api.metricsUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`petstore_api_key_lookups_total{answer="${answer}"}`));
-  return line ? Number(line.split(' ').pop()) : 0;
-}
 
 /**
  * A genuine key is judged by its account's plan from its first request, on every replica and
@@ -75,11 +68,11 @@ describe('the front door', () => {
     try {
       // Not shared either: as if issued before the replicas shared what they verified.
       await fresh.app.get<RedisClient>(REDIS).del(`auth:key:${hashApiKey(apiKey)}`);
-      const before = await lookups(fresh, 'postgres');
+      const before = await keyLookups(fresh, 'postgres');
       const client = new HttpClient(fresh.url, apiKey);
       const answers = await Promise.all(Array.from({ length: 50 }, () => client.get('/v1/account')));
       expect(answers.every((r) => r.status === 200)).toBe(true);
-      expect((await lookups(fresh, 'postgres')) - before).toBe(1);
+      expect((await keyLookups(fresh, 'postgres')) - before).toBe(1);
     } finally {
       await fresh.close();
     }
@@ -205,10 +198,10 @@ describe('the front door', () => {
     });
 
     it('are refused without Postgres when forged (no live old key has the prefix)', async () => {
-      const before = await lookups(api, 'shape');
+      const before = await keyLookups(api, 'shape');
       const res = await new HttpClient(api.url).get('/v1/account', { key: forgedLegacyKey() });
       expectErrorBody(res, 401, 'invalid_api_key');
-      expect((await lookups(api, 'shape')) - before).toBe(1);
+      expect((await keyLookups(api, 'shape')) - before).toBe(1);
     });
 
     it('move to the tagged format when rotated', async () => {
@@ -227,8 +220,8 @@ describe('the front door', () => {
     const { apiKey } = await createAccount(api);
     const made = await new HttpClient(api.url, apiKey).post('/v1/keys', { name: 'second', scopes: ['read'] });
     other ??= await startApi();
-    const before = await lookups(other, 'postgres');
+    const before = await keyLookups(other, 'postgres');
     expect((await new HttpClient(other.url, made.body.secret).get('/v1/pets')).status).toBe(200);
-    expect((await lookups(other, 'postgres')) - before).toBe(0);
+    expect((await keyLookups(other, 'postgres')) - before).toBe(0);
   });
 });

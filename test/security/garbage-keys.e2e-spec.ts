@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from '@app/access';
-import { forgedKey, forgedLegacyKey } from '../support/keys';
+import { forgedKey, forgedLegacyKey, keyLookups } from '../support/keys';
 import { ANONYMOUS_LIMITS } from '@app/access';
 import { createAccount, RunningApi, startApi } from '../support/test-apps';
 import { HttpClient } from '../support/http';
@@ -28,14 +28,9 @@ describe('garbage keys (made-up keys with a valid checksum)', () => {
 
   /** Key lookups the API sent to Postgres while `fn` ran, by its own counter on /metrics. */
   async function lookupsDuring(fn: () => Promise<unknown>): Promise<number> {
-    const postgresLookups = async () => {
-      const text = await (await fetch(`${api.metricsUrl}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('petstore_api_key_lookups_total{answer="postgres"}'));
-      return line ? Number(line.split(' ').pop()) : 0;
-    };
-    const before = await postgresLookups();
+    const before = await keyLookups(api, 'postgres');
     await fn();
-    return (await postgresLookups()) - before;
+    return (await keyLookups(api, 'postgres')) - before;
   }
 
   beforeAll(async () => {
