@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { JobDefinition, OutboxDispatch, OutboxRow, OutboxStaging, StagedJob, stagedJob, StageOptions } from '@app/jobs';
+import { DomainEventEntity } from './domain-event.entity';
 import { NewDomainEvent } from './domain-event-types';
 import { FanOutEventJob } from './event.jobs';
 
@@ -43,7 +44,7 @@ const EMIT_SQL = `WITH input AS (
       FROM input i JOIN seq USING (account_id, resource_type, resource_id)
      ORDER BY i.n
     RETURNING id, account_id, fanned_out, traceparent)
-  SELECT id, account_id, traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
+  SELECT id, account_id AS "accountId", traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
 
 /**
  * Runs a unit of work in one Postgres transaction. Jobs it stages and the events it emits
@@ -78,14 +79,14 @@ export class TransactionService {
               (v, i) => columns[i].push(v),
             );
           }
-          const rows = await preparedQuery<{ id: number; account_id: number; traceparent: string | null }>(
+          const rows = await preparedQuery<Pick<DomainEventEntity, 'id' | 'accountId' | 'traceparent'>>(
             manager,
             EMIT_SQL,
             columns,
           );
           for (const row of rows) {
             jobs.push(
-              stagedJob(FanOutEventJob, { accountId: row.account_id, eventId: row.id }, { traceparent: row.traceparent }),
+              stagedJob(FanOutEventJob, { accountId: row.accountId, eventId: row.id }, { traceparent: row.traceparent }),
             );
           }
         },

@@ -16,12 +16,12 @@ export class JobEnqueuer {
     for (const r of rows) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
     const { attempts, backoffMs } = this.config.jobs;
     const job = (r: OutboxRow) => ({
-      name: r.job_name,
+      name: r.jobName,
       // The job carries its record's trace to the consumer span (processorProvider).
-      data: r.traceparent ? { ...(r.payload as object), traceparent: r.traceparent } : r.payload,
+      data: r.traceparent ? { ...r.payload, traceparent: r.traceparent } : r.payload,
       opts: {
-        jobId: r.job_id,
-        delay: r.run_at ? Math.max(0, new Date(r.run_at).getTime() - Date.now()) : undefined,
+        jobId: r.jobId,
+        delay: r.runAt ? Math.max(0, new Date(r.runAt).getTime() - Date.now()) : undefined,
         attempts,
         backoff: { type: 'exponential', delay: backoffMs },
         // A few recent completed jobs for the dashboard, no more: each costs Redis memory (about

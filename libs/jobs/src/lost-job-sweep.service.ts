@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { describe } from '@app/errors';
 import { LostJobRequeue } from './lost-job-requeue.service';
+import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
 
@@ -105,12 +106,12 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
     const jobs = due.map((row) => source.job(row));
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
-    const staged = await preparedQuery<{ job_id: string }>(
+    const staged = await preparedQuery<Pick<OutboxEntity, 'jobId'>>(
       manager,
-      'SELECT job_id FROM outbox WHERE job_id = ANY($1::text[])',
+      'SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY($1::text[])',
       [jobs.map((job) => job.jobId)],
     );
-    const inOutbox = new Set(staged.map((r) => r.job_id));
+    const inOutbox = new Set(staged.map((r) => r.jobId));
     const candidates = jobs.filter((job) => !inOutbox.has(job.jobId));
     const taken = await Promise.all(candidates.map((job) => this.lostJobs.takeBackIfLost(job)));
     const lost = await this.lostJobs.requeue(candidates.filter((_, i) => taken[i]));

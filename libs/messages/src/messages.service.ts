@@ -8,7 +8,7 @@ import { TransactionService } from '@app/events';
 import { stagedJob } from '@app/jobs';
 import { GroupCommit } from '@app/database';
 import { MESSAGE_COLUMNS } from './message-processing.service';
-import { MessageStatus, newMessageId } from './message.entity';
+import { MessageEntity, MessageStatus, newMessageId } from './message.entity';
 import { ProcessMessageJob } from './message.jobs';
 import { Message, MessageView, toMessageView } from './views';
 
@@ -19,15 +19,8 @@ export interface AcceptedMessage {
   createdAt: string;
 }
 
-/** A message to accept: the row that becomes the 202's body. */
-interface NewMessageRow {
-  id: string;
-  accountId: number;
-  text: string;
-  createdAt: Date;
-  /** Taken per message: a batch is written in the context of whichever request flushed it. */
-  traceparent: string | null;
-}
+// traceparent is taken per message: a batch is written in the context of whichever request flushed it.
+type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
 
 const INSERT_MESSAGES = `INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
   SELECT id, account_id, message, 'queued', 0, created_at, traceparent

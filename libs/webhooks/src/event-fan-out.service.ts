@@ -5,6 +5,7 @@ import { currentTraceparent, withSpan } from '@app/observability';
 import { FanOutEventJob, TransactionService } from '@app/events';
 import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
 import { DeliverWebhookJob } from './webhook.jobs';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
 const BATCH_WAIT_MS = 5;
@@ -62,12 +63,9 @@ export class EventFanOutService {
   private async write(batch: FanOut[]): Promise<number[]> {
     const created = new Map<number, number>();
     await this.tx.run(async (tx) => {
-      const deliveries = await preparedQuery<{
-        id: number;
-        accountId: number;
-        eventId: number;
-        traceparent: string | null;
-      }>(tx.manager, FAN_OUT_SQL, [
+      const deliveries = await preparedQuery<
+        Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'traceparent'> & { eventId: number }
+      >(tx.manager, FAN_OUT_SQL, [
         batch.map((f) => f.eventId),
         batch.map((f) => f.accountId),
         batch.map((f) => f.traceparent),
