@@ -5,10 +5,6 @@ import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
 import { newMessageId, ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';
 
-/**
- * Against the real Postgres (its own database): concurrent transactions emitting events for
- * the same resource get consecutive sequence numbers, none fails.
- */
 describe('TransactionService against the real Postgres', () => {
   const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_events' });
   let ds: DataSource;
