@@ -31,15 +31,9 @@ const FAN_OUT_SQL = `WITH input AS (
    ORDER BY e.id, w.id
   RETURNING id, account_id AS "accountId", event_id AS "eventId", traceparent`;
 
-/**
- * Turns events into one delivery per subscribed, active webhook of their account, stages the
- * deliveries' jobs and marks the events fanned out, in one statement and one transaction per
- * batch of the fan-out jobs the worker runs at once (until then the lost-job sweep would give an
- * event its job back). Deliveries are written only for the events the statement itself marks
- * fanned out (their row lock orders two fan-outs of one event), so a repeated fan-out (relay
- * re-enqueue, job retry, sweep) adds nothing: a unique index on a partitioned table would have
- * to include the partition key (docs/storage.md). Webhooks created after an event do not receive it.
- */
+// Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
+// fan-outs of one event), so a repeated fan-out adds nothing: a unique index on a partitioned table would have to
+// include the partition key. Webhooks created after an event do not receive it.
 @Injectable()
 export class EventFanOutService {
   private readonly batcher: JobBatcher<FanOut, number>;
@@ -59,7 +53,7 @@ export class EventFanOutService {
     );
   }
 
-  /** One batch; a failure fails each of its jobs, which BullMQ then retries. */
+  /** A failure fails each of the batch's jobs, which BullMQ then retries. */
   private async write(batch: FanOut[]): Promise<number[]> {
     const created = new Map<number, number>();
     await this.tx.run(async (tx) => {
