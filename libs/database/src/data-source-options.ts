@@ -6,7 +6,6 @@ import { MIGRATIONS } from './migrations';
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
 
-/** Which process opens the pool: each has its own size (docs/operations-at-scale.md, the pool formula). */
 export type PoolRole = 'api' | 'worker' | 'cli';
 
 const POOL_SIZE: Record<PoolRole, (config: AppConfig) => number> = {

@@ -9,7 +9,6 @@ import { TransactionRunner } from './transaction-runner';
 @Global()
 @Module({})
 export class DatabaseModule {
-  /** `role` picks the pool size: an API, a worker and the CLI need very different numbers of connections. */
   static forRoot(role: PoolRole): DynamicModule {
     return {
       module: DatabaseModule,

@@ -3,14 +3,13 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { dataSourceOptions } from './data-source-options';
 
-/** DATABASE_URL with its database replaced by the server's maintenance database, which always exists. */
+/** The server's maintenance database, which always exists. */
 export function maintenanceUrl(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   url.pathname = '/postgres';
   return url.toString();
 }
 
-/** Creates the database named in DATABASE_URL when it does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error('DATABASE_URL names an unsupported database name');
@@ -31,13 +30,9 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
-/**
- * Two migrate runs at once (an init container in each new pod): the second waits for the first,
- * then finds nothing left to apply. The lock is the session's, released when it ends; so it needs
- * Postgres itself, not a transaction-mode pooler (docs/operations-at-scale.md). Polled rather
- * than waited for in one statement: a waiting statement holds a snapshot, and CREATE INDEX
- * CONCURRENTLY in the other run waits for every snapshot to end (a deadlock).
- */
+// Two migrate runs at once (an init container per pod): the second waits, then finds nothing to apply. A session
+// lock, so Postgres itself, not a transaction-mode pooler. Polled: a waiting statement holds a snapshot, and the
+// other run's CREATE INDEX CONCURRENTLY waits for every snapshot to end (a deadlock).
 async function takeMigrationLock(ds: DataSource): Promise<void> {
   for (;;) {
     const [{ taken }] = await ds.query(`SELECT pg_try_advisory_lock(hashtext('petstore:migrations')) AS taken`);
@@ -46,7 +41,6 @@ async function takeMigrationLock(ds: DataSource): Promise<void> {
   }
 }
 
-/** `npm run migrate`: create the database if missing, then apply pending migrations. */
 export async function migrate(config: AppConfig): Promise<string[]> {
   await ensureDatabase(config.databaseUrl);
   // One connection: the advisory lock below belongs to its session, and so does every migration.

@@ -3,7 +3,6 @@ import { Column, ForeignKey, PrimaryGeneratedColumn } from 'typeorm';
 
 // The columns most tables share, declared as the migrations create them (names are Postgres's defaults).
 
-/** `id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY`. */
 export const IdentityKey = (table: string) =>
   PrimaryGeneratedColumn('identity', {
     type: 'bigint',
@@ -11,14 +10,12 @@ export const IdentityKey = (table: string) =>
     primaryKeyConstraintName: `${table}_pkey`,
   });
 
-/** `account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE`: the tenant every row belongs to. */
 export const AccountId = (table: string) =>
   applyDecorators(
     Column('bigint', { name: 'account_id' }),
     ForeignKey('accounts', { name: `${table}_account_id_fkey`, onDelete: 'CASCADE' }),
   );
 
-/** `created_at timestamptz NOT NULL DEFAULT now()` (and `updated_at` alike). */
 export const Timestamp = (name: 'created_at' | 'updated_at') =>
   Column('timestamptz', { name, default: () => 'now()' });
 

@@ -1,12 +1,8 @@
 export interface GroupCommitOptions {
   /** Batches written at once; the rest of the pool stays free for other requests. */
   maxInFlight: number;
-  /** Items per batch at most (one statement, so bounded by its size, not by a timer). */
   maxBatch: number;
-  /**
-   * Whether a failed batch should be retried item by item: true for errors one item can
-   * cause (a constraint it violates), false for those that fail every item alike (no database).
-   */
+  /** Retry a failed batch item by item: true for errors one item can cause, false for those that fail all alike. */
   isItemError: (err: unknown) => boolean;
 }
 
@@ -16,13 +12,8 @@ interface Pending<T, R> {
   reject: (err: unknown) => void;
 }
 
-/**
- * Group commit: concurrent callers share one write and one commit. While `maxInFlight` batches
- * are being written, new items wait and go together in the next batch; under light load every
- * item is written at once, alone, so no request waits for a timer. Each caller's promise
- * settles when its own item is committed (or not): durability per request is unchanged. A write
- * may return one result per item (what the statement returned for it), handed to its caller.
- */
+// Concurrent callers share one write and one commit: items wait only while `maxInFlight` batches are being written,
+// so under light load none waits for a timer. Each promise settles when its own item is committed (or not).
 export class GroupCommit<T, R = void> {
   private readonly waiting: Pending<T, R>[] = [];
   private inFlight = 0;

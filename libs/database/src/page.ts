@@ -1,17 +1,12 @@
 import { raw, Sql, sql } from './sql';
 
-/** A keyset page over integer ids: `limit` rows after the id `after`. */
 export interface Page {
   limit: number;
   after?: number;
 }
 
-/**
- * The condition and order of a keyset page inside one account, for the table aliased `alias`.
- * A row comparison on (account_id, id) bounded above by the account: only an index leading with
- * account_id serves it, in the page's order (the plain `account_id = $1 AND id > $2` let a generic
- * plan walk the primary key through every tenant: docs/internals/decisions.md, "Keyset pages").
- */
+// Bounded above by the account, so only an index leading with account_id serves it, in page order
+// (docs/internals/decisions.md, "Keyset pages").
 export function accountPage(alias: string, accountId: number, after: number | string): { where: Sql; orderBy: Sql } {
   const a = raw(alias);
   return {
@@ -20,13 +15,9 @@ export function accountPage(alias: string, accountId: number, after: number | st
   };
 }
 
-/** Which end of a feed (events, messages, deliveries) a page starts from. */
 export type FeedOrder = 'oldest' | 'newest';
 
-/**
- * accountPage for a feed that can also be read newest first (the same index, walked backwards);
- * `first` is the cursor before every id, for the first oldest-first page.
- */
+/** Newest first walks the same index backwards; `first` is the cursor before every id. */
 export function accountFeedPage(
   alias: string,
   accountId: number,

@@ -1,28 +1,21 @@
 import { DataSource, EntityManager } from 'typeorm';
 
-/**
- * How a history table's partition key encodes time (docs/storage.md):
- * - `message-id`: `msg_` + 12 hex digits of milliseconds (newMessageId), compared byte by byte;
- * - `time-ordered-id`: a bigint from a sequence that the partition job moves up to
- *   `period start in ms × 1024` when a period begins (TIME_ORDERED_ID_SCALE), so ids still
- *   follow insertion order, stay below 2^53, and a period's ids fall in its partition;
- * - `timestamp`: the key is a timestamptz column.
- */
+// `message-id`: `msg_` + 12 hex digits of ms, compared byte by byte. `time-ordered-id`: a sequence the job moves up
+// to `period start ms × TIME_ORDERED_ID_SCALE` when a period begins, so ids keep insertion order, stay below 2^53
+// and fall in their period's partition. `timestamp`: a timestamptz column (docs/storage.md).
 export type PartitionKeyKind = 'message-id' | 'time-ordered-id' | 'timestamp';
 
-/** A time-partitioned history table: its name, its key's kind and, for time-ordered ids, their sequence. */
 export interface HistoryTable {
   table: string;
-  /** The partition key column. */
   column: string;
   key: PartitionKeyKind;
   sequence?: string;
 }
 
-/** Ids per millisecond of a time-ordered id: room for 1,024 per ms before ids run ahead of the clock. */
+/** Room for 1,024 ids per ms before time-ordered ids run ahead of the clock. */
 export const TIME_ORDERED_ID_SCALE = 1024;
 
-/** One partition of a history table; `fromMs`/`toMs` bound the times its key encodes (±Infinity: open). */
+/** `fromMs`/`toMs` bound the times the partition's key encodes (±Infinity: open). */
 export interface HistoryPartition {
   name: string;
   fromMs: number;
@@ -32,14 +25,13 @@ export interface HistoryPartition {
 type Db = DataSource | EntityManager;
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-/** The partition key's value at time `ms`, as an SQL literal. */
 export function keyLiteral(key: PartitionKeyKind, ms: number): string {
   if (key === 'message-id') return `'msg_${ms.toString(16).padStart(12, '0')}'`;
   if (key === 'time-ordered-id') return String(ms * TIME_ORDERED_ID_SCALE);
   return `'${new Date(ms).toISOString()}'`;
 }
 
-/** The time a bound of the partition key encodes (pg_get_expr's text of it, quotes removed). */
+/** `bound`: pg_get_expr's text of it, quotes removed. */
 function boundMs(key: PartitionKeyKind, bound: string): number {
   if (bound === 'MINVALUE') return -Infinity;
   if (bound === 'MAXVALUE') return Infinity;
@@ -54,7 +46,7 @@ export function partitionName(table: string, fromMs: number): string {
   return `${table}_p${stamp}`;
 }
 
-/** The table's range partitions, oldest first (the default partition is not one of them). */
+/** Oldest first; the default partition is not one of them. */
 export async function historyPartitions(db: Db, h: HistoryTable): Promise<HistoryPartition[]> {
   const rows: { name: string; bound: string }[] = await db.query(
     `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
@@ -70,13 +62,8 @@ export async function historyPartitions(db: Db, h: HistoryTable): Promise<Histor
   return parts.sort((a, b) => a.fromMs - b.fromMs);
 }
 
-/**
- * Creates the partitions that cover from the current period to `ahead` periods after it, each
- * `widthMs` wide and aligned to it (the first one after an existing partition may be shorter), and
- * moves a time-ordered id sequence up to the current period. Answers the partitions created.
- * A DDL waits at most `lockTimeoutMs` for its locks, so it never holds a queue of statements
- * behind it; a run that gives up leaves the rest to the next one.
- */
+// A DDL waits at most `lockTimeoutMs` for its locks, so no queue of statements builds behind it; a run that gives up
+// leaves the rest to the next one.
 export async function createPartitionsAhead(
   db: DataSource,
   h: HistoryTable,
@@ -108,11 +95,8 @@ export async function createPartitionsAhead(
   return created;
 }
 
-/**
- * One partition [fromMs, toMs). Rows of its range already in the default partition (written while
- * no partition covered them: the worker was down longer than the partitions made ahead) are moved
- * into it in the same transaction, which then holds the table for as long as the move takes.
- */
+// Rows of its range already in the default partition (the worker was down longer than the partitions made ahead)
+// move in within the same transaction, which holds the table for as long as the move takes.
 async function createPartition(db: DataSource, h: HistoryTable, fromMs: number, toMs: number, lockTimeoutMs: number) {
   const name = partitionName(h.table, fromMs);
   const range = `FROM (${keyLiteral(h.key, fromMs)}) TO (${keyLiteral(h.key, toMs)})`;
@@ -132,7 +116,6 @@ async function createPartition(db: DataSource, h: HistoryTable, fromMs: number, 
   return name;
 }
 
-/** The default partition's rows of [fromMs, toMs) into a new partition of that range. */
 async function rescueFromDefault(
   m: EntityManager,
   h: HistoryTable,
@@ -152,7 +135,6 @@ async function rescueFromDefault(
   await m.query(`ALTER TABLE ${ident(h.table)} ATTACH PARTITION ${def} DEFAULT`);
 }
 
-/** Detaches the partition and drops it, in one short transaction that waits at most `lockTimeoutMs` for its locks. */
 export async function dropPartition(db: DataSource, h: HistoryTable, name: string, lockTimeoutMs: number) {
   await db.transaction(async (m) => {
     await m.query(`SELECT set_config('lock_timeout', $1, true)`, [String(lockTimeoutMs)]);
@@ -161,10 +143,9 @@ export async function dropPartition(db: DataSource, h: HistoryTable, name: strin
   });
 }
 
-/** A partition DDL that gave up waiting for its locks (lock_timeout): the next run tries again. */
 export function isLockTimeout(err: unknown): boolean {
   return sqlState(err) === '55P03';
 }
 
-/** The SQLSTATE of a failed query (TypeORM's QueryFailedError carries the driver's fields). */
+/** TypeORM's QueryFailedError carries the driver's fields. */
 const sqlState = (err: unknown) => (err as { code?: string } | null)?.code;

@@ -6,25 +6,14 @@ import { Sql } from './sql';
 const names = new Map<string, string>();
 let named = true;
 
-/**
- * Off behind a transaction-mode pooler (PgBouncer before 1.21): the next transaction may run on
- * another server connection, which has not prepared the statement, or has prepared another one
- * under the same name. Unnamed statements are parsed and planned on every call, but work there.
- */
+// Off behind a transaction-mode pooler (PgBouncer before 1.21): the next transaction's server connection may not
+// have prepared the statement, or have another under its name.
 export function useNamedStatements(on: boolean): void {
   named = on;
 }
 
-/**
- * One statement as a named (prepared) statement: each connection parses and plans it once,
- * where TypeORM's query() sends it unnamed and Postgres parses and plans it on every call
- * (half of Postgres's CPU on GET /pets/{id}, docs/internals/benchmarks.md). On a transaction's
- * manager it runs on that transaction's connection; otherwise on a connection taken from
- * TypeORM's pool for the statement. Only TypeORM's public API: QueryRunner.connect() hands back
- * the driver's connection (node-postgres's client). `text` must not embed values (they go in
- * `values`), and must list its columns, so a migration that adds columns leaves the cached
- * plans valid.
- */
+// Named, so each connection parses and plans it once (TypeORM's query() sends it unnamed). `text` must not embed
+// values, and must list its columns, so a migration that adds columns leaves the cached plans valid.
 export async function preparedQuery<T extends QueryResultRow>(db: DataSource | EntityManager, query: Sql): Promise<T[]>;
 export async function preparedQuery<T extends QueryResultRow>(
   db: DataSource | EntityManager,

@@ -5,17 +5,12 @@ import { AppConfig } from '@app/config';
 import { dataSourceOptions, PoolRole } from './data-source-options';
 import { preparedQuery } from './prepared-query';
 
-/** The process's pool role (DatabaseModule.forRoot). */
 export const POOL_ROLE = Symbol('POOL_ROLE');
 
-/** How often each replica's lag is measured. */
 const POLL_MS = 250;
 
-/**
- * A replica's lag in ms: 0 while it has replayed all it received, else the age of the last
- * transaction it replayed (so an idle primary's first write after a pause counts as lag at once,
- * which is the safe side). Null: the server is not a replica.
- */
+// 0 once all it received is replayed, else the last replayed transaction's age: an idle primary's first write after
+// a pause counts as lag at once (the safe side). Null: not a replica.
 const LAG_SQL = `SELECT CASE WHEN NOT pg_is_in_recovery() THEN NULL
                              WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
                              ELSE (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int END AS "lagMs"`;
@@ -36,17 +31,12 @@ type ReplicaState = 'usable' | 'lagging' | 'unreachable' | 'not a replica';
 interface Replica {
   label: string;
   source: DataSource;
-  /** At the last poll; only `usable` (within the lag budget) takes reads. */
+  /** Only `usable` (within the lag budget) takes reads. */
   state: ReplicaState;
 }
 
-/**
- * Read replicas (DATABASE_REPLICA_URLS) for the reads that may be slightly stale; everything
- * else, and every read a client makes right after its own write, stays on the primary (which
- * reads go where: docs/operations-at-scale.md, "Read replicas"). A replica is used while its
- * lag, measured every 250 ms, is within DATABASE_REPLICA_MAX_LAG_MS; one that lags or cannot be
- * reached is left out until it catches up, and with none usable the primary answers.
- */
+// Only reads that may be slightly stale; a client's read right after its own write stays on the primary
+// (docs/operations-at-scale.md, "Read replicas").
 @Injectable()
 export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ReadReplicas.name);
@@ -81,7 +71,6 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
     await Promise.all(this.replicas.filter((r) => r.source.isInitialized).map((r) => r.source.destroy()));
   }
 
-  /** Where a read that may be slightly stale goes: the next usable replica, else the primary. */
   forStaleRead(): DataSource {
     for (let i = 0; i < this.replicas.length; i++) {
       const replica = this.replicas[(this.next + i) % this.replicas.length];

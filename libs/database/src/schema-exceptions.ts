@@ -1,9 +1,5 @@
-/**
- * Every part of the schema that TypeORM cannot express, so the drift check
- * (test/service/schema-drift.service-spec.ts) leaves it to the migrations. The entity says so too:
- * `@Entity({ synchronize: false })` for a table, `@Index(name, { synchronize: false })` for an index;
- * the drift check fails when this list and the entities disagree.
- */
+// What TypeORM cannot express, left to the migrations by the drift check; the entity says so too (`synchronize:
+// false` on the table or index), and the check fails when they disagree.
 export interface SchemaException {
   table: string;
   /** Only this index of the table; the whole table when absent. */

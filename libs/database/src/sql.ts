@@ -1,21 +1,17 @@
-/**
- * A statement or a fragment of one: fixed text around placeholders, and the values in their order.
- * Values never enter the text, so a statement built from optional filters still names one
- * prepared statement per shape and cannot be injected.
- */
+// Values never enter the text, so a statement built from optional filters still names one prepared statement per
+// shape and cannot be injected.
 export class Sql {
   constructor(
     readonly strings: readonly string[],
     readonly values: readonly unknown[],
   ) {}
 
-  /** The text with `$1..$n` placeholders, as Postgres takes it. */
   get text(): string {
     return this.strings.reduce((text, part, i) => `${text}$${i}${part}`);
   }
 }
 
-/** Tagged template: interpolated `Sql` fragments are spliced in, every other value becomes a parameter. */
+/** Interpolated `Sql` fragments are spliced in, every other value becomes a parameter. */
 export function sql(template: TemplateStringsArray, ...args: unknown[]): Sql {
   const strings = [template[0]];
   const values: unknown[] = [];
@@ -38,7 +34,6 @@ export function raw(text: string): Sql {
   return new Sql([text], []);
 }
 
-/** The fragments joined by `separator` (fixed text). */
 export function joinSql(fragments: readonly Sql[], separator: string): Sql {
   if (fragments.length === 0) return raw('');
   return fragments.slice(1).reduce((all, fragment) => sql`${all}${raw(separator)}${fragment}`, fragments[0]);

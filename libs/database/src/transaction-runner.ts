@@ -3,11 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from './prepared-query';
 
-/**
- * Opens every transaction the features run. Behind a transaction-mode pooler the statement
- * timeout cannot ride on the connection (start-up parameters are refused, and the server
- * connection changes between transactions), so each transaction sets it for itself.
- */
+// Behind a transaction-mode pooler the statement timeout cannot ride on the connection (start-up parameters are
+// refused, the server connection changes), so each transaction sets it for itself.
 @Injectable()
 export class TransactionRunner {
   constructor(

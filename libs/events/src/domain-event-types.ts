@@ -1,4 +1,4 @@
-/** Every domain event type (DESIGN.md section 10). */
+/** Every domain event type (docs/events-and-webhooks.md lists them for API users). */
 export const DOMAIN_EVENT_TYPES = [
   'pet.created',
   'pet.updated',
@@ -22,10 +22,7 @@ export const DOMAIN_EVENT_TYPES = [
 
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
-/**
- * Events about the account's API keys (who made, rotated, revoked which key, which was banned):
- * shown and delivered only to keys with the `admin` scope, the ones that manage keys.
- */
+/** Shown and delivered only to keys with the `admin` scope, the ones that manage keys. */
 export const ADMIN_EVENT_TYPES: readonly DomainEventType[] = DOMAIN_EVENT_TYPES.filter((t) => t.startsWith('api_key.'));
 
 export const isAdminEventType = (type: string): boolean => (ADMIN_EVENT_TYPES as readonly string[]).includes(type);

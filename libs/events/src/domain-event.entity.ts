@@ -1,10 +1,7 @@
 import { Column, Entity } from 'typeorm';
 import { IdentityKey, Timestamp } from '@app/database';
 
-/**
- * One state change of one resource, written in the transaction that made the change.
- * Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone.
- */
+/** Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
 @Entity({ name: 'events', synchronize: false })
 export class DomainEventEntity {
   @IdentityKey('events')

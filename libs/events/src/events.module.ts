@@ -9,10 +9,7 @@ import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
 import { TransactionService } from './transaction.service';
 
-/**
- * The domain event log and the unit of work that writes it: every feature's writes, jobs and
- * events commit together through TransactionService. Global: every feature uses it.
- */
+/** Global: every feature's writes, jobs and events commit together through TransactionService. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity]), QueueModule.register(EventQueue)],

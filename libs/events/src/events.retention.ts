@@ -2,11 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { PartitionedHistory, RetentionSource } from '@app/jobs';
 
-/**
- * Events, RETENTION_EVENTS_DAYS after they happened, by whole partitions of their id, once every
- * event of a partition is handed to its webhooks (fanned out). Their deliveries have partitions
- * of their own, kept no longer than the events (the config refuses more).
- */
+/** Deliveries have partitions of their own, kept no longer than the events (the config refuses more). */
 @Injectable()
 @RetentionSource()
 export class EventsRetentionSource implements RetentionSource {

@@ -3,7 +3,6 @@ import { accountFeedPage, FeedOrder, preparedQuery, raw, ReadReplicas, sql } fro
 import { ADMIN_EVENT_TYPES } from './domain-event-types';
 import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
-/** A page of the event log, optionally of one event type. */
 export interface EventListQuery {
   limit: number;
   after?: number;
@@ -13,7 +12,6 @@ export interface EventListQuery {
   adminEvents: boolean;
 }
 
-/** Reads the account's event log (written only by TransactionService's tx.emit). */
 @Injectable()
 export class EventsService {
   constructor(private readonly replicas: ReadReplicas) {}

@@ -5,10 +5,6 @@ import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
 import { newMessageId, ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';
 
-/**
- * Against the real Postgres (its own database): concurrent transactions emitting events for
- * the same resource get consecutive sequence numbers, none fails.
- */
 describe('TransactionService against the real Postgres', () => {
   const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_events' });
   let ds: DataSource;
@@ -38,6 +34,18 @@ describe('TransactionService against the real Postgres', () => {
       [accountId],
     );
     expect(rows.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it("stages an event's fan-out job, with its account and id, when an active webhook subscribes to it", async () => {
+    const [{ id: accountId }] = await ds.query(`INSERT INTO accounts (name, plan) VALUES ('fan', 'free') RETURNING id`);
+    await ds.query(
+      `INSERT INTO webhooks (account_id, url, events, secret) VALUES ($1, 'https://example.com/hook', '{pet.created}', 's')`,
+      [accountId],
+    );
+    await tx.run((t) => t.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 7, data: {} }));
+    const [{ id: eventId }] = await ds.query(`SELECT id FROM events WHERE account_id = $1`, [accountId]);
+    const staged = await ds.query(`SELECT payload FROM outbox WHERE job_id = $1`, [`event-${eventId}`]);
+    expect(staged.map((r: { payload: object }) => r.payload)).toEqual([{ accountId, eventId }]);
   });
 
   it('runStatement commits the statement and its outbox rows together, or neither', async () => {

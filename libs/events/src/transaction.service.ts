@@ -3,29 +3,21 @@ import { EntityManager } from 'typeorm';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { JobDefinition, OutboxDispatch, OutboxRow, OutboxStaging, StagedJob, stagedJob, StageOptions } from '@app/jobs';
+import { DomainEventEntity } from './domain-event.entity';
 import { NewDomainEvent } from './domain-event-types';
 import { FanOutEventJob } from './event.jobs';
 
-/** What a unit of work can do besides SQL: stage jobs and record domain events, atomically. */
 export interface Tx {
   manager: EntityManager;
-  /** The job continues `options.traceparent` if given, else the active trace (see @app/observability tracing). */
+  /** The job continues `options.traceparent` if given, else the active trace. */
   enqueue<P extends object>(job: JobDefinition<P>, payload: P, options?: StageOptions): void;
   emit(event: NewDomainEvent): Promise<void>;
-  /**
-   * emit() for many events in one statement. At most one event per resource: the sequence
-   * counter of a resource cannot move twice in one statement.
-   */
+  /** At most one event per resource: a resource's sequence counter cannot move twice in one statement. */
   emitMany(events: (NewDomainEvent & { traceparent?: string | null })[]): Promise<void>;
 }
 
-/**
- * Inserts events with their per-resource sequence numbers. The counter upsert row-locks
- * (account, resource): concurrent emitters take 1, 2, ... in turn. An event that no active
- * webhook of its account subscribes to is born fanned out and gets no fan-out job (it still
- * lists in GET /events): most events have no subscriber, and that job was a third of the
- * worker's work per message. Returns the events that need their fan-out job.
- */
+// The counter upsert row-locks (account, resource): concurrent emitters take 1, 2, ... in turn. An event no active
+// webhook subscribes to is born fanned out, without a fan-out job: most events have no subscriber.
 const EMIT_SQL = `WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[])
       WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, n)),
@@ -43,13 +35,9 @@ const EMIT_SQL = `WITH input AS (
       FROM input i JOIN seq USING (account_id, resource_type, resource_id)
      ORDER BY i.n
     RETURNING id, account_id, fanned_out, traceparent)
-  SELECT id, account_id, traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
+  SELECT id, account_id AS "accountId", traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
 
-/**
- * Runs a unit of work in one Postgres transaction. Jobs it stages and the events it emits
- * commit (or roll back) with its rows; staged jobs are dispatched to BullMQ after commit.
- * This is the one place that records domain events: features call tx.emit().
- */
+/** The one place that records domain events; staged jobs are dispatched to BullMQ after commit. */
 @Injectable()
 export class TransactionService {
   constructor(
@@ -78,14 +66,14 @@ export class TransactionService {
               (v, i) => columns[i].push(v),
             );
           }
-          const rows = await preparedQuery<{ id: number; account_id: number; traceparent: string | null }>(
+          const rows = await preparedQuery<Pick<DomainEventEntity, 'id' | 'accountId' | 'traceparent'>>(
             manager,
             EMIT_SQL,
             columns,
           );
           for (const row of rows) {
             jobs.push(
-              stagedJob(FanOutEventJob, { accountId: row.account_id, eventId: row.id }, { traceparent: row.traceparent }),
+              stagedJob(FanOutEventJob, { accountId: row.accountId, eventId: row.id }, { traceparent: row.traceparent }),
             );
           }
         },
@@ -102,10 +90,7 @@ export class TransactionService {
     return result;
   }
 
-  /**
-   * run() for a unit of work that is one SQL statement plus its jobs (no reads, no events):
-   * both commit as a single statement, one round trip to Postgres. For the hottest writes.
-   */
+  /** A statement and its jobs (no reads, no events) as a single statement: one round trip, for the hottest writes. */
   async runStatement(statement: string, params: unknown[], jobs: StagedJob[]): Promise<void> {
     const rows = await withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, () =>
       this.staging.stageWith(statement, params, jobs),

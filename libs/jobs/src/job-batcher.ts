@@ -1,12 +1,5 @@
-/**
- * Gathers the jobs BullMQ hands a processor concurrently into batches, so that a batch costs
- * one claim, one transaction and one enqueue instead of one each per job (BullMQ's open-source
- * Worker runs jobs one by one; batches are a BullMQ Pro feature). Each submit() settles when its
- * batch has run: with its own outcome, or with the error of the whole batch.
- *
- * A batch runs when `maxSize` items are waiting (the worker's concurrency: no more can come)
- * or `waitMs` after its first item arrived. Several batches may run at once.
- */
+// One claim, transaction and enqueue per batch of the jobs a worker runs at once (open-source BullMQ runs
+// them one by one). A batch runs at `maxSize` items (no more can come) or `waitMs` after its first.
 export class JobBatcher<I, R> {
   private pending: { item: I; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   private timer?: NodeJS.Timeout;

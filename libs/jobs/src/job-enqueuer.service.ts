@@ -3,7 +3,6 @@ import { AppConfig } from '@app/config';
 import { JobQueues } from './job-queues';
 import { OutboxRow } from './outbox-row';
 
-/** Pushes jobs into BullMQ with the service's job options: for dispatch, the relay and the sweep. */
 @Injectable()
 export class JobEnqueuer {
   constructor(
@@ -16,16 +15,15 @@ export class JobEnqueuer {
     for (const r of rows) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
     const { attempts, backoffMs } = this.config.jobs;
     const job = (r: OutboxRow) => ({
-      name: r.job_name,
+      name: r.jobName,
       // The job carries its record's trace to the consumer span (processorProvider).
-      data: r.traceparent ? { ...(r.payload as object), traceparent: r.traceparent } : r.payload,
+      data: r.traceparent ? { ...r.payload, traceparent: r.traceparent } : r.payload,
       opts: {
-        jobId: r.job_id,
-        delay: r.run_at ? Math.max(0, new Date(r.run_at).getTime() - Date.now()) : undefined,
+        jobId: r.jobId,
+        delay: r.runAt ? Math.max(0, new Date(r.runAt).getTime() - Date.now()) : undefined,
         attempts,
         backoff: { type: 'exponential', delay: backoffMs },
-        // A few recent completed jobs for the dashboard, no more: each costs Redis memory (about
-        // 0.9 kB), and a re-enqueued id whose job is gone runs again as a no-op (processors are idempotent).
+        // Few completed jobs kept (each costs Redis memory): a re-enqueued id whose job is gone runs again as a no-op.
         removeOnComplete: { age: 3600, count: 1_000 },
         removeOnFail: { age: 7 * 24 * 3600 },
       },
@@ -33,8 +31,7 @@ export class JobEnqueuer {
     await Promise.all(
       [...byQueue].map(([queue, list]) => {
         const q = this.queues.get(queue);
-        // A single job (most requests) skips addBulk's MULTI: building an ioredis pipeline over
-        // BullMQ's scripts cost more CPU than the enqueue itself.
+        // A single job (most requests) skips addBulk's MULTI, which cost more CPU than the enqueue itself.
         if (list.length === 1) {
           const { name, data, opts } = job(list[0]);
           return q.add(name, data, opts);

@@ -4,10 +4,7 @@ import { JobDefinition } from './job-definition';
 import { JobHandler } from './job-run';
 import { OnJob } from './on-job.decorator';
 
-/**
- * Every @OnJob handler of the application, by job name. Found once every provider exists (the
- * worker asks at bootstrap, before its queue workers start).
- */
+/** Found once every provider exists: the worker asks at bootstrap, before its queue workers start. */
 @Injectable()
 export class JobHandlers {
   private found?: Map<string, { job: JobDefinition; handle: JobHandler }>;
@@ -17,12 +14,11 @@ export class JobHandlers {
     private readonly scanner: MetadataScanner,
   ) {}
 
-  /** The handler of job `name`; undefined for a job no handler claims (a newer release's). */
+  /** Undefined for a job no handler claims (a newer release's). */
   handler(name: string): JobHandler | undefined {
     return this.discover().get(name)?.handle;
   }
 
-  /** The jobs that have a handler. */
   jobs(): JobDefinition[] {
     return [...this.discover().values()].map(({ job }) => job);
   }

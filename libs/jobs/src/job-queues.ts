@@ -3,7 +3,6 @@ import { Queue } from 'bullmq';
 import { JobDefinition } from './job-definition';
 import { watchQueueErrors } from './queue-errors';
 
-/** The BullMQ queues of this process, by name: those its modules registered (QueueModule). */
 @Injectable()
 export class JobQueues {
   private readonly byName = new Map<string, Queue>();
@@ -24,7 +23,6 @@ export class JobQueues {
     return [...this.byName.values()];
   }
 
-  /** Removes a waiting or delayed job that has become pointless (its order cancelled). */
   async discard<P extends object>(job: JobDefinition<P>, payload: P): Promise<void> {
     await this.get(job.queue.name).remove(job.jobId(payload));
   }

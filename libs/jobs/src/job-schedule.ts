@@ -2,13 +2,8 @@ import { Logger } from '@nestjs/common';
 import { JobDefinition } from './job-definition';
 import { JobQueues } from './job-queues';
 
-/**
- * Runs `definition` every `everyMs` across all workers: a BullMQ job scheduler on the job's
- * queue, which every worker upserts under the same id, so there is one, and each run goes to
- * whichever worker takes it. A scheduler of that id on another queue (the job moved queues) is
- * removed. Redis not reachable yet at boot (or the queue not registered in this process): logged;
- * the next worker start schedules it.
- */
+// Every worker upserts the same scheduler id, so there is one across all workers; one of that id on another
+// queue (the job moved) is removed. Redis away at boot: logged, and the next worker start schedules it.
 export async function scheduleJob(
   queues: JobQueues,
   definition: JobDefinition<Record<string, never>>,

@@ -18,12 +18,6 @@ import { QueueModule } from './queue.module';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 import { RetentionService } from './retention.service';
 
-/**
- * Jobs: the BullMQ connection (see QueueConnectionModule for the producer's and the worker's),
- * the registry of the queues the features register (QueueModule), the transactional outbox; and
- * for the worker the platform's maintenance queue, the outbox relay, the lost-job sweep, retention
- * and the @OnJob handler registry.
- */
 @Module({})
 export class JobsModule {
   static register(role: 'producer' | 'worker'): DynamicModule {

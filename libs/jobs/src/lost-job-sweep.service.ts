@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { describe } from '@app/errors';
 import { LostJobRequeue } from './lost-job-requeue.service';
+import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
 
@@ -13,18 +14,9 @@ const IDLE_PAGES_PER_PASS = 20;
 
 type Cursor = { dueAt: string; id: string } | null;
 
-/**
- * The safety net behind "accepted means done": an open order, an unprocessed message, an
- * event not yet fanned out or a pending webhook delivery whose job BullMQ no longer holds
- * (Redis flushed, enqueue lost, retries spent while Postgres was down) gets its job again.
- *
- * Workers split the work instead of repeating it: a page of due rows is locked for the time it
- * is checked (FOR UPDATE SKIP LOCKED), so another worker's pass takes the next rows, and a job
- * cannot finish its row while the sweep decides it is lost. Each worker keeps a cursor per
- * source, so passes move on through a backlog whose jobs are in hand (at most
- * IDLE_PAGES_PER_PASS pages of those per pass) and come back to the start at its end; while its
- * pages keep finding lost jobs a pass goes on, so a large loss is recovered at full speed.
- */
+// "Accepted means done": an open record whose job BullMQ no longer holds gets it again. A page is locked while
+// checked (SKIP LOCKED: workers split it, and no job finishes its row meanwhile); a cursor per source moves on
+// through a backlog in hand, and a pass goes on while it finds lost jobs, so a large loss is recovered at full speed.
 @Injectable()
 export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(LostJobSweepService.name);
@@ -63,7 +55,6 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     await this.running;
   }
 
-  /** One pass over every source; returns how many records got their job back, by source. */
   async sweepOnce(batchSize = 500): Promise<Record<string, number>> {
     const requeued: Record<string, number> = {};
     for (const source of this.sources) {
@@ -80,7 +71,6 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
       const cursor = this.cursors.get(source.name) ?? null;
       const page = await this.transactions.run((manager) => this.sweepPage(manager, source, batchSize, cursor));
       requeued += page.lost;
-      // The end of the due rows: the next pass starts again from the oldest.
       this.cursors.set(source.name, page.rows < batchSize ? null : page.last);
       if (page.rows < batchSize) break;
       if (!page.lost) idle++;
@@ -88,7 +78,6 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     return requeued;
   }
 
-  /** One page of due rows, locked until the transaction ends: their lost jobs are enqueued before. */
   private async sweepPage(
     manager: EntityManager,
     source: SweepSource,
@@ -105,12 +94,12 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
     const jobs = due.map((row) => source.job(row));
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
-    const staged = await preparedQuery<{ job_id: string }>(
+    const staged = await preparedQuery<Pick<OutboxEntity, 'jobId'>>(
       manager,
-      'SELECT job_id FROM outbox WHERE job_id = ANY($1::text[])',
+      'SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY($1::text[])',
       [jobs.map((job) => job.jobId)],
     );
-    const inOutbox = new Set(staged.map((r) => r.job_id));
+    const inOutbox = new Set(staged.map((r) => r.jobId));
     const candidates = jobs.filter((job) => !inOutbox.has(job.jobId));
     const taken = await Promise.all(candidates.map((job) => this.lostJobs.takeBackIfLost(job)));
     const lost = await this.lostJobs.requeue(candidates.filter((_, i) => taken[i]));

@@ -4,13 +4,8 @@ import { QueueDefinition } from './queue-definition';
 
 const UNLINK_BATCH = 500;
 
-/**
- * Removes what the queues left under the key layout before queuePrefix (`petstore:<queue>:*`,
- * one node only: it never worked on a cluster). Safe once no worker of the old release runs:
- * Postgres holds every record those jobs stood for, and the lost-job sweep has given each open
- * one a job under the new layout (docs/operations-at-scale.md, "Upgrading the key layout").
- * The new keys (`petstore:{<queue>}:...`) never match. Returns the number of keys removed.
- */
+// Keys of the layout before queuePrefix (one node only). Safe once no old worker runs: the sweep has given each
+// open record a job under the new layout (docs/operations-at-scale.md, "Upgrading the key layout").
 export async function dropOldKeyLayout(redis: RedisClient, queues: QueueDefinition[]): Promise<number> {
   if (redis instanceof Cluster) return 0;
   await whenReady(redis);

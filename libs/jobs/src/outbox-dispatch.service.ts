@@ -9,17 +9,11 @@ import { RedisMemoryWatch } from './redis-memory-watch.service';
 /** How long a request waits for the after-commit enqueue before leaving it to the relay. */
 const DISPATCH_TIMEOUT_MS = 1_000;
 
-/**
- * Rows already enqueued are deleted in batches, one DELETE per FORGET_INTERVAL_MS (or per
- * FORGET_BATCH ids) instead of one per request: that DELETE was a second round trip and a
- * second WAL flush on every write. A row enqueued but not yet deleted is harmless: the relay
- * only takes rows older than OUTBOX_RELAY_GRACE_MS, and re-enqueueing one is a no-op (job ids
- * are deterministic).
- */
+// Enqueued rows are deleted in batches, not per request (a round trip and a WAL flush each); one not yet deleted
+// is harmless: the relay takes rows older than OUTBOX_RELAY_GRACE_MS only, and re-enqueueing is a no-op.
 const FORGET_INTERVAL_MS = 50;
 const FORGET_BATCH = 1_000;
 
-/** The transactional outbox, second half: staged rows pushed to BullMQ right after commit. */
 @Injectable()
 export class OutboxDispatch implements OnModuleDestroy {
   private readonly logger = new Logger(OutboxDispatch.name);
@@ -33,11 +27,7 @@ export class OutboxDispatch implements OnModuleDestroy {
     private readonly redisMemory: RedisMemoryWatch,
   ) {}
 
-  /**
-   * Best effort right after commit: enqueue, then forget the rows. A failure here only
-   * delays the job until the relay's next pass; it never fails the request, and a Redis that
-   * hangs (rather than refuses) delays it by DISPATCH_TIMEOUT_MS at most.
-   */
+  /** Best effort: a failure only delays the job until the relay's next pass, never fails the request. */
   async dispatch(rows: OutboxRow[]): Promise<void> {
     if (!rows.length || this.redisMemory.full) return;
     try {

@@ -10,10 +10,6 @@ import { RedisMemoryWatch } from './redis-memory-watch.service';
 /** How long a relay pass holds its claimed rows while Redis takes the jobs. */
 const RELAY_ENQUEUE_TIMEOUT_MS = 5_000;
 
-/**
- * Moves outbox rows the API could not enqueue (Redis down, process killed between commit
- * and enqueue) into BullMQ. Safe with several workers: rows are claimed with SKIP LOCKED.
- */
 @Injectable()
 export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxRelayService.name);
@@ -35,16 +31,12 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
     }, this.config.outbox.relayIntervalMs);
   }
 
-  /**
-   * Before the queues close (onApplicationShutdown): a queue's close() can reject (a cluster
-   * mid-failover), and Nest then skips every hook after it; a relay stopped there kept working.
-   */
+  /** Before the queues close: a queue's close() can reject (a cluster mid-failover), and Nest skips later hooks. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
   }
 
-  /** Relays until the backlog is empty, then waits for the next tick. */
   async drain(): Promise<void> {
     try {
       let moved: number;
@@ -61,12 +53,8 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  /**
-   * One relay pass: claims rows older than the grace period (SKIP LOCKED, so several
-   * workers share the work), enqueues them and deletes them in the same transaction.
-   * If Redis refuses or does not answer in time, the transaction rolls back and the rows wait
-   * for the next pass (an enqueue that lands late is harmless: job ids are deterministic).
-   */
+  // Rows past the grace period, claimed (SKIP LOCKED), enqueued and deleted in one transaction: rolled back if Redis
+  // refuses or is late (a late enqueue is harmless: job ids are deterministic).
   async relayOnce(batchSize = 500): Promise<number> {
     await this.assertQueuesConnected();
     // A pass pushes up to batchSize jobs at once: ask Redis first, not the last periodic check.
@@ -87,11 +75,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
     });
   }
 
-  /**
-   * The worker's queue connections hold commands while Redis is away instead of failing them:
-   * a pass then must not start, or every pass would pile another batch into that buffer and
-   * keep its rows locked until Redis returns.
-   */
+  /** The worker's queue connections hold commands while Redis is away: each pass would pile a batch into them. */
   private async assertQueuesConnected(): Promise<void> {
     const clients = await within(
       Promise.all(this.queues.all().map((q) => q.backend.client)),

@@ -4,11 +4,8 @@ import { preparedQuery } from '@app/database';
 import { StagedJob } from './job-definition';
 import { OUTBOX_COLUMNS, OutboxRow } from './outbox-row';
 
-/**
- * INSERT ... RETURNING for the jobs' outbox rows, its six parameters numbered after `offset`
- * others. One array per column (unnest) rather than a VALUES tuple per job: the SQL text and
- * its parameter count are the same for one job or five hundred.
- */
+// Parameters numbered after `offset` others; one array per column (unnest), so the text and its parameter count
+// are the same for one job or five hundred.
 function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values: unknown[] } {
   const values: unknown[][] = [[], [], [], [], [], []];
   for (const j of jobs) {
@@ -25,27 +22,18 @@ function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values:
   };
 }
 
-/**
- * The transactional outbox, first half: jobs are written as rows inside the business
- * transaction, so they commit or roll back with it. OutboxDispatch pushes them after commit.
- */
+/** Jobs are written inside the business transaction, so they commit or roll back with it; OutboxDispatch follows. */
 @Injectable()
 export class OutboxStaging {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Writes the jobs' rows with the caller's transaction; returns the rows to dispatch after commit. */
   async stage(manager: EntityManager, jobs: StagedJob[]): Promise<OutboxRow[]> {
     if (!jobs.length) return [];
     const { sql, values } = outboxInsert(jobs, 0);
     return preparedQuery<OutboxRow>(manager, sql, values);
   }
 
-  /**
-   * `statement` (one INSERT or UPDATE with `params`) and the jobs' outbox rows as a single SQL
-   * statement: Postgres runs it atomically in autocommit, so the write and its jobs commit
-   * together in one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT).
-   * Returns the rows to dispatch after commit.
-   */
+  /** One statement, atomic in autocommit: one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT). */
   async stageWith(statement: string, params: unknown[], jobs: StagedJob[]): Promise<OutboxRow[]> {
     const { sql, values } = outboxInsert(jobs, params.length);
     // A data-modifying WITH runs exactly once, whether or not the main statement reads it.

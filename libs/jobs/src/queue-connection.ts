@@ -6,28 +6,21 @@ import { within } from '@app/observability';
 import { connectRedis, redisOptions, watchErrors } from '@app/redis';
 import { JobQueues } from './job-queues';
 
-/** How long closing waits for the cluster's QUIT before dropping the connections. */
 const QUIT_WAIT_MS = 1_000;
 
-/** What BullMQ connects with: options (one node: a connection per queue) or a shared cluster client. */
+/** Options (one node: a connection per queue) or a shared cluster client. */
 export const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
 export type QueueConnection = QueueRedisOptions | Cluster;
 
-/**
- * - `producer` (the API): commands fail fast while Redis is away (no offline queue), as BullMQ
- *   advises for producers; the outbox keeps the job and the relay enqueues it later, so a
- *   request never hangs on Redis. A command cut mid-flight is retried once, then fails.
- * - `worker`: commands wait for Redis to return (workers must block, not fail).
- */
+// A producer (the API) fails fast while Redis is away, as BullMQ advises: the outbox keeps the job, so a request
+// never hangs on Redis. A worker waits for Redis to return (workers must block, not fail).
 function queueConnection(config: AppConfig, role: 'producer' | 'worker'): QueueConnection {
   const options = {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
   } satisfies RedisOptions;
   if (!config.redisCluster) return { ...redisOptions(config.redisUrl), ...options };
-  // BullMQ builds only single-node clients from options: a cluster is handed over as a client,
-  // which BullMQ shares between the queues (a worker's blocking connection is its own copy)
-  // and never closes; SharedQueueConnection does.
+  // BullMQ builds only single-node clients from options; it shares a cluster client but never closes it.
   const cluster = connectRedis(config, options) as Cluster;
   watchErrors(cluster, 'petstore-queues');
   return cluster;
@@ -50,7 +43,6 @@ export class SharedQueueConnection implements OnApplicationShutdown {
   }
 }
 
-/** The connection BullMQ's root configuration injects, and its closing. */
 @Module({})
 export class QueueConnectionModule {
   static register(role: 'producer' | 'worker'): DynamicModule {

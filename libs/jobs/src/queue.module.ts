@@ -4,10 +4,6 @@ import { Queue } from 'bullmq';
 import { JobQueues } from './job-queues';
 import { QueueDefinition, queuePrefix } from './queue-definition';
 
-/**
- * Registers queues, each under its own Redis Cluster hash tag, with JobQueues. A feature's
- * module imports `QueueModule.register(TheQueue)` for the queues it declares.
- */
 @Module({})
 export class QueueModule {
   static register(...queues: QueueDefinition[]): DynamicModule {

@@ -1,26 +1,16 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { infoOfEachMaster, REDIS, RedisClient } from '@app/redis';
 
-/**
- * Above this share of Redis's maxmemory no job is pushed into Redis: they wait in the outbox
- * (Postgres) until the workers have drained Redis below it. At the ceiling itself (noeviction)
- * a worker cannot even take a job (that is a write), so a Redis filled to maxmemory by
- * producers would stop every worker for good; the headroom keeps them draining.
- */
+// Above it new jobs wait in the outbox: at maxmemory itself (noeviction) a worker cannot even take a job (a write),
+// so producers could stop every worker for good; the headroom keeps them draining.
 const REDIS_HIGH_WATER = 0.8;
-/**
- * How often the mark is checked. A producer can push a few MB a second: checked once a second,
- * an API overshot a small Redis from 80% to 99% between two checks and the workers stalled
- * (test/faults/redis-ceiling.fault-spec.ts); ten `INFO memory` a second keep the overshoot to a few %.
- */
+/** A producer can push a few MB a second: ten checks a second keep its overshoot to a few %. */
 const REDIS_MEMORY_CHECK_MS = 100;
 
-/** Whether Redis is too full to take new jobs, as of its last `INFO memory`. */
 @Injectable()
 export class RedisMemoryWatch implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RedisMemoryWatch.name);
   private timer?: NodeJS.Timeout;
-  /** Redis is above REDIS_HIGH_WATER of its maxmemory (checked every REDIS_MEMORY_CHECK_MS). */
   full = false;
 
   /** The fail-fast command client (1 s timeout): a memory check never waits for Redis to return. */
@@ -38,11 +28,7 @@ export class RedisMemoryWatch implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  /**
-   * One `INFO memory` per check (per master on a cluster: any one full stops new jobs, since
-   * the queues share no slot): cheaper than asking on every dispatch. Keeps the last answer
-   * while Redis is away.
-   */
+  /** Per master on a cluster: any one full stops new jobs, since the queues share no slot. */
   async check(): Promise<void> {
     try {
       if (this.redis.status !== 'ready') return;

@@ -11,7 +11,6 @@ import { OnJob } from './on-job.decorator';
 import { MaintenanceQueue } from './queue-definition';
 import { PartitionedHistory, RetentionSource } from './retention-source';
 
-/** Creates partitions ahead and removes finished records past their retention; scheduled (see RetentionService), never staged. */
 export const RetentionJob = defineJob<Record<string, never>>({
   name: 'retention.run',
   queue: MaintenanceQueue,
@@ -20,7 +19,7 @@ export const RetentionJob = defineJob<Record<string, never>>({
 
 /** Records per statement: a short transaction, so the API's writes never wait long on it. */
 const BATCH = 1_000;
-/** A run stops after this long and leaves the rest to the next one: a backlog never holds a worker slot for long. */
+/** A run leaves the rest to the next one after this: a backlog never holds a worker slot for long. */
 const RUN_BUDGET_MS = 20_000;
 
 // Writes queued behind a waiting DDL wait as long, well inside the API's 2 s pool wait; the next run retries.
@@ -38,13 +37,7 @@ const removed = new Counter({
   labelNames: ['source'] as const,
 });
 
-/**
- * Retention: every RETENTION_INTERVAL_MS one job (a BullMQ job scheduler: one run across all
- * workers, whichever takes it) keeps the partitions of the partitioned tables created
- * PARTITIONS_AHEAD periods ahead and drops those past their time, then removes the records of
- * the other tables past their time in small batches. A worker also creates the partitions when
- * it starts. docs/storage.md has the partitions, docs/operations.md, "Retention", the defaults.
- */
+/** One run across all workers (a job scheduler) every RETENTION_INTERVAL_MS; docs/storage.md has the partitions. */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap {
   private readonly logger = new Logger(RetentionService.name);
@@ -107,11 +100,7 @@ export class RetentionService implements OnApplicationBootstrap {
         );
   }
 
-  /**
-   * Drops the partitions whose range ended more than keepDays ago, once their newest row is that
-   * old too (a time-ordered id's period starts when the job moves its sequence up) and none of
-   * their rows is still open. Answers the partitions dropped.
-   */
+  /** A partition's newest row must be old too: a time-ordered id's period starts when the job moves its sequence up. */
   private async dropExpired(source: RetentionSource, h: PartitionedHistory): Promise<number> {
     const cutoff = Date.now() - source.keepDays(this.config) * 86_400_000;
     let n = 0;

@@ -17,7 +17,6 @@ export const POISON_PREFIX = 'poison:';
 
 export class MessageRejectedError extends Error {}
 
-/** One message job as the batch sees it. */
 export interface MessageJob {
   messageId: string;
   finalAttempt: boolean;
@@ -30,25 +29,19 @@ export const MESSAGE_COLUMNS = (t: string) =>
    ${t}.last_error AS "lastError", ${t}.created_at AS "createdAt", ${t}.processed_at AS "processedAt",
    ${t}.failed_at AS "failedAt"`;
 
-/**
- * queued → processing, or processing → processing when an earlier run died before finishing.
- * A message already processed or failed (or gone) is not returned: nothing left to do.
- */
+/** Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned. */
 const CLAIM_SQL = `UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
    WHERE m.id = ANY ($1::text[]) AND m.status IN ('queued', 'processing')
    RETURNING ${MESSAGE_COLUMNS('m')}`;
 
-/** processing → processed with the results; a message another run finished meanwhile is left alone. */
+/** A message another run finished meanwhile is left alone. */
 const FINISH_SQL = `UPDATE messages m
      SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
     FROM unnest($1::text[], $2::int[], $3::text[]) AS v(id, characters, sha256)
    WHERE m.id = v.id AND m.status = 'processing'
    RETURNING ${MESSAGE_COLUMNS('m')}`;
 
-/**
- * The work done for a message, a stand-in for real work: deterministic, observable in the
- * answer of GET /messages/{id}. Throws MessageRejectedError for a poison message.
- */
+/** A stand-in for real work: deterministic, and observable in the answer of GET /messages/{id}. */
 export function processText(text: string): { characters: number; sha256: string } {
   if (text.startsWith(POISON_PREFIX)) {
     throw new MessageRejectedError(`rejected by the processor: the message begins with "${POISON_PREFIX}"`);
@@ -56,12 +49,8 @@ export function processText(text: string): { characters: number; sha256: string 
   return { characters: [...text].length, sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
 }
 
-/**
- * Moves messages queued → processing → processed, or → failed once their attempts are spent.
- * Every transition is a conditional UPDATE, so a job that runs twice (relay re-enqueue, a
- * worker killed after committing, a lost lock, the same message twice in one batch) processes
- * the message once.
- */
+// Every transition is a conditional UPDATE, so a job that runs twice (relay re-enqueue, a worker killed after
+// committing, a lost lock, the same message twice in one batch) processes the message once.
 @Injectable()
 export class MessageProcessingService {
   private readonly logger = new Logger(MessageProcessingService.name);
@@ -75,7 +64,6 @@ export class MessageProcessingService {
     this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);
   }
 
-  /** One job: joins the batch of the jobs the worker runs at once, and settles with its own outcome. */
   @OnJob(ProcessMessageJob)
   async process(payload: JobPayload<typeof ProcessMessageJob>, run: JobRun): Promise<void> {
     await this.batcher.submit({
@@ -85,12 +73,8 @@ export class MessageProcessingService {
     });
   }
 
-  /**
-   * Processes a batch of message jobs (from JobBatcher): one UPDATE claims them all, one
-   * transaction finishes them with their events and outbox rows. Returns one outcome per job:
-   * undefined when done (or nothing was left to do), the error when its attempt failed, so
-   * that BullMQ retries that job (with backoff) or records its failure.
-   */
+  // One UPDATE claims the batch, one transaction finishes it. Per job: undefined when done (or nothing was left to
+  // do), else the error, which BullMQ retries or records.
   async processBatch(jobs: MessageJob[]): Promise<(Error | undefined)[]> {
     const ids = [...new Set(jobs.map((j) => j.messageId))].sort();
     const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids]);

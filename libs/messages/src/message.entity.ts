@@ -5,22 +5,16 @@ import { isIn, Timestamp } from '@app/database';
 export const MESSAGE_STATUSES = ['queued', 'processing', 'processed', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
-/** Longest accepted message, in characters (Unicode code points); the table checks it too. */
+/** In characters (Unicode code points); the table checks it too. */
 export const MESSAGE_MAX_LENGTH = 4096;
 export const MESSAGE_ID_PATTERN = /^msg_[0-9a-f]{28}$/;
 
-/**
- * `msg_` + 12 hex digits of milliseconds since the epoch + 16 random hex digits: ids sort by
- * creation time (keyset pages follow it) and cannot be guessed.
- */
+/** 12 hex digits of ms, then 16 random: ids sort by creation time (keyset pages follow it) and cannot be guessed. */
 export function newMessageId(now = Date.now()): string {
   return `msg_${now.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
 }
 
-/**
- * A message accepted by POST /messages; the worker moves it queued → processing → processed | failed.
- * Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone.
- */
+/** Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
 @Entity({ name: 'messages', synchronize: false })
 @Check('messages_id_check', `id ~ '${MESSAGE_ID_PATTERN.source}'`)
 @Check('messages_message_check', `char_length(message) BETWEEN 1 AND ${MESSAGE_MAX_LENGTH}`)
@@ -39,11 +33,10 @@ export class MessageEntity {
   @Column('text', { default: 'queued' })
   status!: MessageStatus;
 
-  /** How many times the worker started processing it (a retry or a crashed worker adds one). */
+  /** Started runs: a retry or a crashed worker adds one. */
   @Column('integer', { default: 0 })
   attempts!: number;
 
-  /** The processing result: the text's length in characters and its SHA-256 (hex). */
   @Column('integer', { nullable: true })
   characters!: number | null;
 

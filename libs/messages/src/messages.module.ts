@@ -8,7 +8,6 @@ import { MessagesService } from './messages.service';
 import { MessagesRetentionSource } from './messages.retention';
 import { MessagesSweepSource } from './messages.sweep';
 
-/** Messages: accepted by the API (MessagesService), processed by the worker (MessageProcessingService). */
 @Module({
   imports: [TypeOrmModule.forFeature([MessageEntity]), QueueModule.register(MessageQueue)],
   providers: [MessagesService, MessageProcessingService, MessagesSweepSource, MessagesRetentionSource],

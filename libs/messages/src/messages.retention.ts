@@ -2,11 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { PartitionedHistory, RetentionSource } from '@app/jobs';
 
-/**
- * Messages, RETENTION_MESSAGES_DAYS after they were accepted, by whole partitions of their id
- * (time-ordered), once none of a partition's messages is still queued or processing; with each
- * its event sequence counter, which no event will use again.
- */
+/** With each message goes its event sequence counter, which no event will use again. */
 @Injectable()
 @RetentionSource()
 export class MessagesRetentionSource implements RetentionSource {

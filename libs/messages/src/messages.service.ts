@@ -8,7 +8,7 @@ import { TransactionService } from '@app/events';
 import { stagedJob } from '@app/jobs';
 import { GroupCommit } from '@app/database';
 import { MESSAGE_COLUMNS } from './message-processing.service';
-import { MessageStatus, newMessageId } from './message.entity';
+import { MessageEntity, MessageStatus, newMessageId } from './message.entity';
 import { ProcessMessageJob } from './message.jobs';
 import { Message, MessageView, toMessageView } from './views';
 
@@ -19,32 +19,20 @@ export interface AcceptedMessage {
   createdAt: string;
 }
 
-/** A message to accept: the row that becomes the 202's body. */
-interface NewMessageRow {
-  id: string;
-  accountId: number;
-  text: string;
-  createdAt: Date;
-  /** Taken per message: a batch is written in the context of whichever request flushed it. */
-  traceparent: string | null;
-}
+/** traceparent is taken per message: a batch is written in the context of whichever request flushed it. */
+type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
 
 const INSERT_MESSAGES = `INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
   SELECT id, account_id, message, 'queued', 0, created_at, traceparent
   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[])
     AS m(id, account_id, message, created_at, traceparent)`;
 
-/** Postgres SQLSTATE classes one row can cause alone: data exceptions (22) and constraint violations (23). */
+/** SQLSTATE classes one row can cause alone: data exceptions (22) and constraint violations (23). */
 const isRowError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown }).code ?? ''));
 
-/** Accepts messages durably (row + outbox entry committed before the 202) and reads them back. */
 @Injectable()
 export class MessagesService {
-  /**
-   * The hottest write. Concurrent accepts share one statement and one commit: at 50 clients
-   * that is one WAL flush and one outbox enqueue (addBulk) per ~10 messages instead of one per
-   * message. A batch is written by up to 4 connections at once (docs/internals/benchmarks.md).
-   */
+  /** The hottest write: concurrent accepts share one statement, one commit and one outbox enqueue. */
   private readonly accepts = new GroupCommit<NewMessageRow>((rows) => this.insert(rows), {
     maxInFlight: 4,
     maxBatch: 500,
@@ -64,7 +52,7 @@ export class MessagesService {
     return { id, message: text, status: 'queued', createdAt: createdAt.toISOString() };
   }
 
-  /** The rows and their jobs' outbox rows in one statement (plain SQL: TypeORM's builder cost more CPU than the request). */
+  /** Plain SQL: TypeORM's builder cost more CPU than the request. */
   private insert(rows: NewMessageRow[]): Promise<void> {
     return this.tx.runStatement(
       INSERT_MESSAGES,

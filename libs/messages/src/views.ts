@@ -1,9 +1,9 @@
 import { MessageEntity, MessageStatus } from './message.entity';
 
-/** A message as MESSAGE_COLUMNS reads it. */
+/** As MESSAGE_COLUMNS reads it. */
 export type Message = Omit<MessageEntity, 'traceparent'>;
 
-/** The message as API users and event consumers see it. */
+/** As API users and event consumers see it. */
 export interface MessageView {
   id: string;
   message: string;

@@ -12,7 +12,6 @@ import { countsByKey, HOUR_MS, MINUTE_MS } from './usage-time';
 const SETTLE_MS = 2 * USAGE_INDEX_FLUSH_MS;
 /** How far back a run looks for minutes not copied yet: a worker outage shorter than this loses nothing. */
 const LOOK_BACK_MS = USAGE_HASH_TTL_MS - 10 * MINUTE_MS;
-/** Usage hashes read at once. */
 const READ_CHUNK = 200;
 
 const copied = new Counter({
@@ -47,12 +46,8 @@ interface MinuteRows {
   bans: number[];
 }
 
-/**
- * Copies usage from Redis (the limiter's per-minute hashes, found through the minute indexes)
- * into usage_minutes and usage_hours, every USAGE_AGGREGATION_INTERVAL_MS as one BullMQ job
- * scheduler (one run across all workers). A row is set to the hash's count, never added to, so
- * a run that repeats a minute (a crash, a late index entry) writes the same numbers again.
- */
+// A row is set to the hash's count, never added to, so a run that repeats a minute (a crash, a late index entry)
+// writes the same numbers again.
 @Injectable()
 export class UsageAggregationService implements OnApplicationBootstrap {
   private readonly logger = new Logger(UsageAggregationService.name);
@@ -93,7 +88,6 @@ export class UsageAggregationService implements OnApplicationBootstrap {
     return { minutes: done, rows };
   }
 
-  /** One minute: its hashes into usage_minutes, their hours rolled up, then the index entries removed. */
   private async copyMinute(minute: number, keys: string[]): Promise<number> {
     const rows: MinuteRows = { accountIds: [], minutes: [], keyIds: [], admitted: [], refused: [], bans: [] };
     const accounts = new Set<number>();

@@ -43,13 +43,8 @@ const HOURS_SQL = `SELECT date_trunc($5, hour, 'UTC') AS start, sum(admitted)::i
    WHERE account_id = $1 AND hour >= $2 AND hour < $3 AND ($4::bigint IS NULL OR key_id = $4)
    GROUP BY 1`;
 
-/**
- * An account's usage history, bucket by bucket (empty buckets included). The last one to two
- * hours (from the start of the previous UTC hour) are read live from the limiter's Redis hashes,
- * so the current minute shows at once; everything before comes from Postgres, where the worker
- * copied it (usage_minutes for minute buckets, usage_hours for hour and day buckets). The split
- * is on an hour boundary, so no bucket is counted from both.
- */
+// From the start of the previous UTC hour on, read live from the limiter's Redis hashes, so the current minute shows
+// at once; before, from Postgres. The split is on an hour boundary, so no bucket is counted from both.
 @Injectable()
 export class UsageHistoryService {
   constructor(
@@ -103,7 +98,7 @@ export class UsageHistoryService {
     return [...buckets.values()];
   }
 
-  /** The limiter's usage hashes of the minutes in [fromMs, toMs): one pipeline, all in the account's slot. */
+  /** One pipeline: the minutes' hashes are all in the account's slot. */
   private async live(accountId: number, fromMs: number, toMs: number): Promise<[number, Map<number, KeyCounts>][]> {
     const minutes: number[] = [];
     for (let m = Math.floor(fromMs / MINUTE_MS) * MINUTE_MS; m < toMs; m += MINUTE_MS) minutes.push(m);

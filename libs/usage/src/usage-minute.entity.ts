@@ -19,7 +19,7 @@ export abstract class UsageCounts {
   bans!: number;
 }
 
-/** Per UTC minute. Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
+/** Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
 @Entity({ name: 'usage_minutes', synchronize: false })
 export class UsageMinuteEntity extends UsageCounts {
   @PrimaryColumn('timestamptz')

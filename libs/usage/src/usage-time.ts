@@ -1,13 +1,12 @@
 import type { UsageCounts } from './usage-minute.entity';
 
-/** Usage buckets are UTC minutes, hours and days. */
 export type UsageGranularity = 'minute' | 'hour' | 'day';
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const GRANULARITY_MS: Record<UsageGranularity, number> = { minute: MINUTE_MS, hour: HOUR_MS, day: 86_400_000 };
 
-/** The start of the UTC bucket holding `ms` (epoch multiples: UTC days and hours have fixed length). */
+/** Epoch multiples: UTC days and hours have fixed length. */
 export const bucketStart = (ms: number, granularity: UsageGranularity) =>
   Math.floor(ms / GRANULARITY_MS[granularity]) * GRANULARITY_MS[granularity];
 

@@ -6,10 +6,6 @@ import { UsageHourEntity } from './usage-hour.entity';
 import { UsageMinuteEntity } from './usage-minute.entity';
 import { UsageHoursRetentionSource, UsageMinutesRetentionSource } from './usage.retention';
 
-/**
- * Usage history: the API reads it (GET /v1/usage); the worker copies it from the limiter's Redis
- * counters into Postgres (usage.aggregate) and retention trims it.
- */
 @Module({})
 export class UsageModule {
   static register(role: 'api' | 'worker'): DynamicModule {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
 
-/** Per-minute usage, RETENTION_USAGE_MINUTES_DAYS (the 24-hour view needs one day), by whole partitions of the minute. */
+/** The 24-hour view needs one day of minutes. */
 @Injectable()
 @RetentionSource()
 export class UsageMinutesRetentionSource implements RetentionSource {
@@ -14,11 +14,7 @@ export class UsageMinutesRetentionSource implements RetentionSource {
   }
 }
 
-/**
- * Per-hour usage, RETENTION_USAGE_HOURS_DAYS (the 30-day view and day buckets): a small table (24
- * rows a day per key), removed in batches by its age index. The rows have no id: the batch hands
- * its row addresses over (`ctid = ANY(ARRAY(...))`, a TID scan).
- */
+/** A small table (24 rows a day per key), removed in batches by its age index. */
 @Injectable()
 @RetentionSource()
 export class UsageHoursRetentionSource implements RetentionSource {

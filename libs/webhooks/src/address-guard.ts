@@ -2,20 +2,14 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/**
- * Only "unicast" (ipaddr.js's name for the rest of the address space) may be a webhook target:
- * every special range it knows is refused, among them private, loopback, link-local, carrier-grade
- * NAT, multicast, reserved and documentation networks, IPv4-mapped (RFC 6145), NAT64 local-use
- * (64:ff9b:1::/48), Teredo (2001::/32) and 6to4 (2002::/16), whose embedded or relayed IPv4
- * hosts cannot be checked reliably. The table is the library's, kept up to date with IANA.
- */
+// ipaddr.js's name for the rest of the address space: every special range it knows is refused, NAT64 local-use,
+// Teredo and 6to4 too (their IPv4 hosts cannot be checked reliably). The table is the library's, kept up with IANA.
 const PUBLIC_RANGE = 'unicast';
 /** RFC 6052's well-known NAT64 prefix: a DNS64 resolver puts public IPv4 hosts there, so the embedded address decides. */
 const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 /** Deprecated IPv4-compatible addresses (::a.b.c.d), which ipaddr.js counts as unicast. */
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
-/** True when the address is not a public unicast address (loopback, private, link-local, multicast...). */
 export function isPrivateAddress(address: string): boolean {
   const text = address.replace(/^\[|\]$/g, '');
   if (!isIP(text)) return true; // not an address at all: refuse rather than guess
@@ -34,7 +28,7 @@ export class UnsafeWebhookUrl extends Error {}
 
 export interface ResolvedTarget {
   url: URL;
-  /** The checked addresses, to connect to (so a DNS change after the check cannot redirect us). */
+  /** To connect to, so a DNS change after the check cannot redirect us. */
   addresses: { address: string; family: 4 | 6 }[];
 }
 
@@ -42,12 +36,8 @@ export type Resolver = (hostname: string) => Promise<{ address: string; family: 
 
 const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
-/**
- * Checks a webhook URL and resolves its host: http or https only, no credentials, and (unless
- * private targets are allowed) every address the host resolves to must be public. Run when a
- * webhook is created AND before each delivery, since DNS answers can change in between.
- * Throws UnsafeWebhookUrl with a message fit for the API user.
- */
+// Run when a webhook is created AND before each delivery, since DNS answers can change in between. Throws
+// UnsafeWebhookUrl with a message fit for the API user.
 export async function resolveWebhookTarget(
   raw: string,
   allowPrivate: boolean,

@@ -5,6 +5,7 @@ import { currentTraceparent, withSpan } from '@app/observability';
 import { FanOutEventJob, TransactionService } from '@app/events';
 import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
 import { DeliverWebhookJob } from './webhook.jobs';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
 const BATCH_WAIT_MS = 5;
@@ -30,15 +31,9 @@ const FAN_OUT_SQL = `WITH input AS (
    ORDER BY e.id, w.id
   RETURNING id, account_id AS "accountId", event_id AS "eventId", traceparent`;
 
-/**
- * Turns events into one delivery per subscribed, active webhook of their account, stages the
- * deliveries' jobs and marks the events fanned out, in one statement and one transaction per
- * batch of the fan-out jobs the worker runs at once (until then the lost-job sweep would give an
- * event its job back). Deliveries are written only for the events the statement itself marks
- * fanned out (their row lock orders two fan-outs of one event), so a repeated fan-out (relay
- * re-enqueue, job retry, sweep) adds nothing: a unique index on a partitioned table would have
- * to include the partition key (docs/storage.md). Webhooks created after an event do not receive it.
- */
+// Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
+// fan-outs of one event), so a repeated fan-out adds nothing: a unique index on a partitioned table would have to
+// include the partition key. Webhooks created after an event do not receive it.
 @Injectable()
 export class EventFanOutService {
   private readonly batcher: JobBatcher<FanOut, number>;
@@ -58,16 +53,13 @@ export class EventFanOutService {
     );
   }
 
-  /** One batch; a failure fails each of its jobs, which BullMQ then retries. */
+  /** A failure fails each of the batch's jobs, which BullMQ then retries. */
   private async write(batch: FanOut[]): Promise<number[]> {
     const created = new Map<number, number>();
     await this.tx.run(async (tx) => {
-      const deliveries = await preparedQuery<{
-        id: number;
-        accountId: number;
-        eventId: number;
-        traceparent: string | null;
-      }>(tx.manager, FAN_OUT_SQL, [
+      const deliveries = await preparedQuery<
+        Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'traceparent'> & { eventId: number }
+      >(tx.manager, FAN_OUT_SQL, [
         batch.map((f) => f.eventId),
         batch.map((f) => f.accountId),
         batch.map((f) => f.traceparent),

@@ -9,13 +9,9 @@ const IV_BYTES = 12; // GCM's standard nonce size; random per seal (2^-32 collis
 
 export class SecretBoxError extends Error {}
 
-/**
- * Webhook signing secrets at rest: AES-256-GCM, stored as `v1:<keyId>:<iv>:<tag>:<ciphertext>`
- * (base64 parts). The first configured key seals, any configured key opens, so keys rotate by
- * putting a new one first and resealing (CLI `webhook:reseal-secrets`, or the worker as it delivers).
- * The account id is authenticated data: a ciphertext copied to another account's row fails to open.
- * A row without the `v1:` prefix is a secret stored before encryption: read as is, resealed later.
- */
+// `v1:<keyId>:<iv>:<tag>:<ciphertext>`. The first key seals and any opens, so keys rotate by putting a new one first
+// and resealing. The account id is authenticated data: a ciphertext copied to another account's row fails to open.
+// A row without `v1:` is a secret stored before encryption: read as is, resealed later.
 export class WebhookSecretBox {
   private readonly byId: Map<string, Buffer>;
 
@@ -60,11 +56,7 @@ export class WebhookSecretBox {
   }
 }
 
-/**
- * Reseals the secrets stored in plain text or under a key that no longer comes first (all
- * webhooks, or one); returns how many rows changed. A row changed meanwhile (another process
- * resealing it) is left alone. Used by the CLI after a key rotation and by the worker as it delivers.
- */
+/** A row changed meanwhile (another process resealing it) is left alone. Returns how many rows changed. */
 export async function resealWebhookSecrets(
   manager: EntityManager,
   box: WebhookSecretBox,

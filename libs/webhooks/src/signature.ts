@@ -2,17 +2,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 
-/** A webhook signing secret as Standard Webhooks has it: `whsec_` + base64 of 32 random bytes. */
+/** As Standard Webhooks has it: `whsec_` + base64 of 32 random bytes. */
 export function generateWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-/**
- * The webhook-signature HMAC key: the bytes the base64 after `whsec_` encodes. A secret made before
- * Standard Webhooks spells its 32 random bytes in base64url without padding; it is decoded the same
- * way (Node's base64 decoder takes both alphabets), so its standard spelling (`-`→`+`, `_`→`/`, `=`
- * appended) verifies with any Standard Webhooks library.
- */
+// A secret made before Standard Webhooks is base64url without padding; Node's base64 decoder takes both alphabets,
+// so its standard spelling (`-`→`+`, `_`→`/`, `=` appended) verifies with any Standard Webhooks library.
 export function standardSigningKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 }
@@ -20,10 +16,7 @@ export function standardSigningKey(secret: string): Buffer {
 /** A type, not an interface: it passes where a header record is taken. */
 export type SignedHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>;
 
-/**
- * Standard Webhooks headers: `v1,<base64 HMAC-SHA256(key, "<id>.<t>.<body>")>` under each secret
- * (the current first, then one still in its rotation grace), space-separated.
- */
+/** One signature per secret (the current first, then one still in its rotation grace), space-separated. */
 export function standardWebhookHeaders(
   secrets: readonly string[],
   messageId: string,
@@ -37,12 +30,12 @@ export function standardWebhookHeaders(
   return { 'webhook-id': messageId, 'webhook-timestamp': String(t), 'webhook-signature': signatures.join(' ') };
 }
 
-/** hex HMAC-SHA256(secret, "<t>.<raw body>") of the legacy header; the secret string (prefix included) is the key. */
+/** The legacy header's key is the secret string itself, prefix included. */
 export function legacySignatureDigest(secret: string, timestamp: number, rawBody: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
 }
 
-/** The legacy Petstore-Signature value: `t=<unix seconds>,v1=<hex digest>`, one v1 per secret. */
+/** `t=<unix seconds>,v1=<hex digest>`, one v1 per secret. */
 export function legacySignatureHeader(secrets: readonly string[], rawBody: string, now: Date = new Date()): string {
   const t = Math.floor(now.getTime() / 1000);
   return [`t=${t}`, ...secrets.map((s) => `v1=${legacySignatureDigest(s, t, rawBody)}`)].join(',');

@@ -4,10 +4,7 @@ import { IdentityKey, isIn, Timestamp } from '@app/database';
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/**
- * One event (or test ping, eventId null) to one webhook, with its attempts so far.
- * Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone.
- */
+/** eventId null: a test ping. Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
 @Entity({ name: 'webhook_deliveries', synchronize: false })
 @Check('webhook_deliveries_status_check', isIn('status', DELIVERY_STATUSES))
 export class WebhookDeliveryEntity {
@@ -57,11 +54,10 @@ export class WebhookDeliveryEntity {
   @Column('bigint', { name: 'resend_of', nullable: true })
   resendOf!: number | null;
 
-  /** How long the last attempt took, to the end of the answer (or the failure). */
+  /** To the end of the answer (or the failure). */
   @Column('integer', { name: 'last_duration_ms', nullable: true })
   lastDurationMs!: number | null;
 
-  /** The first bytes of the last answer's body (RESPONSE_EXCERPT_BYTES). */
   @Column('text', { name: 'last_response_excerpt', nullable: true })
   lastResponseExcerpt!: string | null;
 }

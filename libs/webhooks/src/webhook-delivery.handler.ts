@@ -4,7 +4,6 @@ import { DeliverWebhookJob } from './webhook.jobs';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookFairShare } from './webhook-fair-share';
 
-/** One delivery attempt per job, within its account's fair share of the worker. */
 @Injectable()
 export class WebhookDeliveryHandler {
   constructor(

@@ -33,7 +33,7 @@ const DELIVERY_TO_SEND_SQL = `SELECT ${DELIVERY_COLUMNS},
     (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = d.event_id) x) AS event
   FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
 
-/** An attempt that reached its receiver: recorded with the others that finish at the same time. */
+/** Recorded with the others that finish at the same time. */
 interface DeliveredAttempt {
   id: number;
   /** Attempts recorded before this one: the row changes only if nobody recorded it first. */
@@ -44,11 +44,8 @@ interface DeliveredAttempt {
   at: Date;
 }
 
-/**
- * Appended to an UPDATE of webhook_deliveries as CTE `done` (RETURNING ATTEMPTED_COLUMNS): logs the
- * attempt each updated row records, in the same statement, so an attempt is logged exactly when
- * its delivery counts it.
- */
+// After an UPDATE of webhook_deliveries as CTE `done` (RETURNING ATTEMPTED_COLUMNS), in the same statement: an
+// attempt is logged exactly when its delivery counts it.
 const ATTEMPTED_COLUMNS = `d.id, d.account_id, d.attempts, d.last_attempt_at, d.last_status_code, d.last_duration_ms,
   d.last_response_excerpt, d.last_error`;
 const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts
@@ -68,7 +65,7 @@ const MARK_DELIVERED_SQL = `WITH done AS (
   logged AS (${LOG_ATTEMPTS})
   SELECT id FROM done`;
 
-/** An update of one delivery (see update()); an attempt is logged when it counts one more. */
+/** An attempt is logged when the update counts one more. */
 const UPDATE_DELIVERY_SQL = `WITH done AS (
     UPDATE webhook_deliveries d
        SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
@@ -78,7 +75,7 @@ const UPDATE_DELIVERY_SQL = `WITH done AS (
   logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
   SELECT id FROM done`;
 
-/** What a test delivery sends: shaped like an event, but not in the event log (id null). */
+/** Shaped like an event, but not in the event log (id null). */
 function testEvent(d: WebhookDelivery): Omit<PublicEvent, 'id'> & { id: null } {
   return {
     id: null,
@@ -91,13 +88,8 @@ function testEvent(d: WebhookDelivery): Omit<PublicEvent, 'id'> & { id: null } {
   };
 }
 
-/**
- * One attempt of one delivery, then its bookkeeping: delivered; or a retry scheduled with
- * backoff (a new job, staged through the outbox); or, once retrying would exceed
- * WEBHOOK_MAX_AGE_SECONDS, failed for good with the webhook disabled and webhook.disabled
- * emitted. Each job carries the attempt number it is for, so a duplicate job is a no-op.
- * Test deliveries get a single attempt and never disable the webhook.
- */
+// Each job carries the attempt number it is for, so a duplicate job is a no-op. Test deliveries get a single attempt
+// and never disable the webhook.
 @Injectable()
 export class WebhookDeliveryService {
   private readonly logger = new Logger(WebhookDeliveryService.name);
@@ -222,7 +214,7 @@ export class WebhookDeliveryService {
     if (outcome) webhookDeliveries().inc({ outcome });
   }
 
-  /** One statement, nothing else to commit with it: no transaction of its own. True for each attempt it recorded. */
+  /** One statement, nothing else to commit with it: no transaction of its own. */
   private async markDelivered(batch: DeliveredAttempt[]): Promise<boolean[]> {
     const recorded = await preparedQuery<{ id: number }>(this.dataSource, MARK_DELIVERED_SQL, [
       batch.map((a) => a.id),
@@ -236,7 +228,7 @@ export class WebhookDeliveryService {
     return batch.map((a) => ids.delete(a.id));
   }
 
-  /** Applies the change only if nobody recorded this attempt first; true when it did. A counted attempt is logged with it. */
+  /** Applies the change only if nobody recorded this attempt first; true when it did. */
   private async update(manager: EntityManager, d: WebhookDelivery, values: Partial<WebhookDelivery>): Promise<boolean> {
     const next = { ...d, ...values };
     const updated = await preparedQuery(manager, UPDATE_DELIVERY_SQL, [

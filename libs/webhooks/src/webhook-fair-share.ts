@@ -9,15 +9,12 @@ const SLOT_COMMAND = 'petstoreWebhookSlot';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** key, now, slot expiry, member, cap: 1 if the slot is taken, 0 if the account has none left. */
+    /** 1 if the slot is taken, 0 if the account has none left. */
     [SLOT_COMMAND](key: string, now: number, expiresAt: number, member: string, cap: number): Result<number, Context>;
   }
 }
 
-/**
- * The account's deliveries in flight, as a sorted set of job ids scored by when their slot lapses
- * (a worker killed mid-delivery cannot hold a slot for ever).
- */
+/** Job ids scored by when their slot lapses: a worker killed mid-delivery cannot hold a slot for ever. */
 const SLOT_LUA = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if not redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
@@ -31,14 +28,8 @@ export const FAIR_SHARE_RETRY_MS = 1_000;
 const CONTENTION_TTL_MS = 500;
 const NO_CAP = 2 ** 31;
 
-/**
- * Fair share of the shared `webhooks` queue: while other accounts have deliveries due, at most
- * WEBHOOK_ACCOUNT_CONCURRENCY deliveries of one account are in flight across all workers. A job
- * beyond that goes back to the delayed set for about a second, so the workers reach the jobs of
- * other accounts queued behind a big backlog instead of spending every slot on one slow
- * receiver. With no other account waiting the share does not apply: one account alone keeps the
- * whole queue's throughput.
- */
+// While other accounts have deliveries due, a job beyond WEBHOOK_ACCOUNT_CONCURRENCY waits about a second, so the
+// workers reach other accounts' jobs behind a big backlog of one slow receiver; one account alone keeps the queue.
 @Injectable()
 export class WebhookFairShare {
   /** Per account over its share: whether another account was waiting, and until when that holds. */
@@ -52,7 +43,7 @@ export class WebhookFairShare {
     if (!this.redis[SLOT_COMMAND]) this.redis.defineCommand(SLOT_COMMAND, { numberOfKeys: 1, lua: SLOT_LUA });
   }
 
-  /** Takes a slot of the account for this job; false when it is over its share and another account waits. */
+  /** False when the account is over its share and another account waits. */
   async acquire(accountId: number, jobId: string): Promise<boolean> {
     if (await this.take(accountId, jobId, this.config.webhooks.accountConcurrency)) return true;
     if (await this.othersWaiting(accountId)) return false;
@@ -70,10 +61,7 @@ export class WebhookFairShare {
     return (await this.redis[SLOT_COMMAND](slotsKey(accountId), now, expiresAt, jobId, cap)) === 1;
   }
 
-  /**
-   * Whether another account has a delivery due (first attempts and retries whose time has come),
-   * asked of Postgres at most every CONTENTION_TTL_MS per account over its share.
-   */
+  /** First attempts and retries whose time has come, asked at most every CONTENTION_TTL_MS per account. */
   private othersWaiting(accountId: number): Promise<boolean> {
     const now = Date.now();
     const known = this.contention.get(accountId);
@@ -90,7 +78,6 @@ export class WebhookFairShare {
     return waiting;
   }
 
-  /** When a job refused a slot is tried again. */
   retryAt(): number {
     return Date.now() + FAIR_SHARE_RETRY_MS + Math.floor(Math.random() * FAIR_SHARE_RETRY_MS);
   }

@@ -4,10 +4,7 @@ export type WebhookOutcome = 'delivered' | 'retry' | 'failed' | 'refused';
 
 let deliveries: Counter<'outcome'> | undefined;
 
-/**
- * Created by the worker (at start-up, every outcome at 0 so a first failure is an increase that
- * rate() sees), never by the API: its /metrics carries no idle copy.
- */
+/** Created by the worker, never the API (no idle copy); every outcome at 0, so a first failure is an increase. */
 export function webhookDeliveries(): Counter<'outcome'> {
   if (!deliveries) {
     deliveries = new Counter({

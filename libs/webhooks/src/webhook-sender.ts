@@ -7,33 +7,25 @@ import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
 
 export interface SendResult {
   ok: boolean;
-  /** The receiver's HTTP status, when one came back. */
   statusCode: number | null;
-  /** Why the attempt failed, in a few words (never the URL, which may carry a token). */
+  /** In a few words, never the URL (which may carry a token). */
   error: string | null;
   /** The SSRF guard refused the target: nothing was sent. */
   refused?: true;
-  /** From sending to the end of the answer (or the failure); 0 when nothing was sent. */
+  /** To the end of the answer (or the failure); 0 when nothing was sent. */
   durationMs: number;
-  /** The answer body's first RESPONSE_EXCERPT_BYTES, for the deliveries list; null without an answer. */
+  /** For the deliveries list; null without an answer. */
   excerpt: string | null;
 }
 
-/** More of a receiver's answer than this is not read: the connection is dropped instead of kept. */
+/** More of an answer than this is not read: the connection is dropped instead of kept. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** What the deliveries list shows of an answer: enough to read an error message, bounded per row. */
+/** Enough to read an error message, bounded per row. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
-/**
- * POSTs one delivery. The URL is checked again here (DNS can change after creation) and a new
- * connection goes to the address that was checked, so a second DNS answer cannot point us
- * at an internal host. Redirects are not followed (node:http never does); a 3xx is a failure.
- * Connections are kept alive per receiver: a new TCP (and TLS) handshake per delivery was most
- * of a delivery's cost. A kept connection goes to an address that passed the check when it
- * was opened. Idle kept connections do not hold the process open (Node unrefs them); one in
- * use at shutdown is left alone, so its delivery is neither recorded nor cut short (a
- * destroyed socket was recorded as a failed attempt: a test delivery then was never resent).
- */
+// The URL is checked again (DNS can change after creation) and a new connection goes to the checked address.
+// Connections are kept alive per receiver (each passed the check when opened); one in use at shutdown is left alone,
+// so its delivery is neither recorded nor cut short.
 @Injectable()
 export class WebhookSender {
   private readonly agents = {
@@ -125,7 +117,7 @@ export class WebhookSender {
   }
 }
 
-/** UTF-8 text of the kept bytes, without NUL (Postgres text refuses it); a cut character becomes U+FFFD. */
+/** Without NUL (Postgres text refuses it); a cut character becomes U+FFFD. */
 function excerptOf(chunks: Buffer[]): string {
   return Buffer.concat(chunks).toString('utf8').replaceAll('\0', '');
 }

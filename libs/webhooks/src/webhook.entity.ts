@@ -4,11 +4,8 @@ import { AccountId, IdentityKey, isIn, Timestamp } from '@app/database';
 export const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
-/**
- * A receiver URL subscribed to event types. The signing secret cannot be hashed (the worker
- * signs every delivery with it): it is stored sealed with AES-256-GCM under WEBHOOK_SECRET_KEYS
- * (secret-box.ts), never logged nor shown again.
- */
+// The signing secret cannot be hashed (the worker signs every delivery with it): it is stored sealed under
+// WEBHOOK_SECRET_KEYS (secret-box.ts), never logged nor shown again.
 @Entity('webhooks')
 @Check('webhooks_url_check', 'length(url) <= 2048')
 @Check('webhooks_events_check', 'cardinality(events) > 0')
@@ -47,7 +44,6 @@ export class WebhookEntity {
   @Column('text', { name: 'previous_secret', nullable: true })
   previousSecret!: string | null;
 
-  /** Until then deliveries are also signed with the secret a rotation replaced. */
   @Column('timestamptz', { name: 'previous_secret_expires_at', nullable: true })
   previousSecretExpiresAt!: Date | null;
 }

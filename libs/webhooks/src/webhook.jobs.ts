@@ -3,10 +3,8 @@ import { defineJob, defineQueue } from '@app/jobs';
 /** Deliveries wait on receivers: their own queue, so they scale apart (a worker group of their own). */
 export const WebhookQueue = defineQueue('webhooks');
 
-/**
- * One attempt of one delivery. Retries are new jobs scheduled by the delivery service (one id per
- * attempt: a retry is enqueued while the job of the previous attempt is still active), not BullMQ's.
- */
+// Retries are new jobs scheduled by the delivery service, not BullMQ's: one id per attempt, since a retry is
+// enqueued while the job of the previous attempt is still active.
 export const DeliverWebhookJob = defineJob<{ accountId: number; deliveryId: number; attempt: number }>({
   name: 'webhook.deliver',
   queue: WebhookQueue,

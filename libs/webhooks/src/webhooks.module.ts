@@ -14,7 +14,6 @@ import { WebhookFairShare } from './webhook-fair-share';
 import { WebhookSender } from './webhook-sender';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhooks: subscriptions (API), the fan-out of events to deliveries and the deliveries (worker). */
 @Module({
   imports: [
     TypeOrmModule.forFeature([WebhookEntity, WebhookDeliveryEntity, WebhookDeliveryAttemptEntity]),

@@ -2,10 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
 
-/**
- * Deliveries, RETENTION_WEBHOOK_DELIVERIES_DAYS after they were created, by whole partitions of
- * their id, once none of a partition's deliveries is pending.
- */
 @Injectable()
 @RetentionSource()
 export class WebhookDeliveriesRetentionSource implements RetentionSource {
@@ -23,11 +19,8 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
   }
 }
 
-/**
- * Attempts of deliveries no longer there, made RETENTION_WEBHOOK_DELIVERIES_DAYS ago: an attempt is
- * never older than its delivery, so they go with it (no foreign key cascades them: the deliveries
- * table is to be partitioned by time), and those of a delivery removed with its webhook or event too.
- */
+// An attempt is never older than its delivery, so attempts go with it (no foreign key cascades them), as do those of
+// a delivery removed with its webhook or event.
 @Injectable()
 @RetentionSource()
 export class WebhookDeliveryAttemptsRetentionSource implements RetentionSource {

@@ -12,14 +12,13 @@ import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDeliv
 import { DeliverWebhookJob } from './webhook.jobs';
 import { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
 
-/** A new subscription, as the API's DTO validates it. */
 export interface NewWebhook {
   url: string;
   events: DomainEventType[];
   description?: string;
 }
 
-/** The fields a PATCH changes; `description: null` removes it, `enabled` sets the status. */
+/** `description: null` removes it, `enabled` sets the status. */
 export interface WebhookUpdate {
   url?: string;
   events?: DomainEventType[];
@@ -76,10 +75,9 @@ function toDeliveryView(d: WebhookDelivery): DeliveryView {
   };
 }
 
-/** The account's webhooks and what was delivered to them; the worker does the delivering. */
 @Injectable()
 export class WebhooksService {
-  /** Secrets are stored sealed (AES-256-GCM); the plain one is in the creation answer only. */
+  /** Secrets are stored sealed; the plain one is in the creation answer only. */
   private readonly secrets: WebhookSecretBox;
 
   constructor(
@@ -118,10 +116,8 @@ export class WebhooksService {
     return toWebhookView(await this.find(this.dataSource.manager, accountId, webhookId));
   }
 
-  /**
-   * Changes the fields given. A new URL passes the SSRF guard again, now also refusing a host that
-   * does not resolve. Where api_key.* events go (its URL, its events) only an `admin` key decides.
-   */
+  // A new URL passes the SSRF guard again, now also refusing a host that does not resolve. Where api_key.* events go
+  // (its URL, its events) only an `admin` key decides.
   async update(
     accountId: number,
     webhookId: number,
@@ -155,10 +151,8 @@ export class WebhooksService {
     return toWebhookView(updated);
   }
 
-  /**
-   * A new secret, shown in this answer only; the replaced one keeps signing deliveries (beside the
-   * new one) for `graceSeconds`, and one replaced before is dropped. A disabled webhook rotates too.
-   */
+  // The replaced secret keeps signing deliveries (beside the new one) for `graceSeconds`; one replaced before is
+  // dropped. A disabled webhook rotates too.
   async rotate(
     accountId: number,
     webhookId: number,
@@ -182,10 +176,8 @@ export class WebhooksService {
     return { ...toWebhookView(rotated), secret };
   }
 
-  /**
-   * Queues the delivery's event again as a new delivery (its own attempts and job ids) carrying the
-   * same webhook-id, so a receiver that deduplicates sees the same message; sent even to a disabled webhook.
-   */
+  // A new delivery (its own attempts and job ids) with the same webhook-id, so a receiver that deduplicates sees the
+  // same message; sent even to a disabled webhook.
   async resend(accountId: number, webhookId: number, deliveryId: number): Promise<DeliveryView> {
     const delivery = await this.tx.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId);
@@ -225,10 +217,8 @@ export class WebhooksService {
     });
   }
 
-  /**
-   * Active again (a no-op on an active one). Deliveries that failed while it was disabled stay
-   * failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and the events API has them all.
-   */
+  // Deliveries that failed while it was disabled stay failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and
+  // the events API has them all.
   async enable(accountId: number, webhookId: number): Promise<WebhookView> {
     const [enabled] = await preparedQuery<Webhook>(
       this.dataSource,
@@ -277,7 +267,7 @@ export class WebhooksService {
     return rows.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt).toISOString() }));
   }
 
-  /** Queues one `webhook.test` delivery (a single attempt, no retries) and answers at once. */
+  /** A single attempt, no retries; answers at once. */
   async test(accountId: number, webhookId: number): Promise<DeliveryView> {
     const delivery = await this.tx.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId);
@@ -313,7 +303,7 @@ export class WebhooksService {
   }
 }
 
-/** api_key.* events (ADMIN_EVENT_TYPES) go only where an `admin` key says: subscribing, or changing `field` of such a webhook. */
+/** api_key.* events go only where an `admin` key says: subscribing, or changing `field` of such a webhook. */
 function assertMayReceive(events: readonly DomainEventType[], scopes: readonly string[], field = 'events'): void {
   const adminOnly = events.filter(isAdminEventType);
   if (!adminOnly.length || scopes.includes('admin')) return;

@@ -1,10 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Categories, pets (each pet row carries its inventory entry: `stock`) and orders.
- * Every table is keyed by account first, so each tenant-scoped query and keyset page is an
- * index range scan; composite foreign keys keep a pet's category inside its account.
- */
+// Keyed by account first, so each tenant-scoped query and keyset page is an index range scan; composite foreign
+// keys keep a pet's category inside its account.
 export class CatalogAndStore1763720000000 implements MigrationInterface {
   name = 'CatalogAndStore1763720000000';
 

@@ -1,10 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Per-resource event sequence counters. Taking the next number with an upsert locks the
- * counter row, so two transactions emitting for the same resource at once get 1, 2 instead of
- * both computing max + 1 and one failing on the unique index.
- */
+// Taking the next number with an upsert locks the counter row: two transactions emitting for one resource get 1, 2
+// instead of both computing max + 1 and one failing on the unique index.
 export class EventSequences1763750000000 implements MigrationInterface {
   name = 'EventSequences1763750000000';
 

@@ -1,13 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * What the worker's lost-job sweep needs beyond orders (indexed since the store migration):
- * `events.fanned_out`, false from insert until the event's webhook deliveries are written
- * (rows already here count as done, so no old event is fanned out again), and partial indexes
- * over the few open rows of messages, deliveries and events, so each pass reads those instead
- * of scanning tables that only grow. Built CONCURRENTLY, outside a transaction, so a deploy
- * onto a large database does not block writes while they build.
- */
+// Partial indexes over the few open rows, so a sweep pass reads those instead of tables that only grow; built
+// CONCURRENTLY so a deploy onto a large database does not block writes. Existing events count as fanned out.
 export class LostJobSweep1763760000000 implements MigrationInterface {
   name = 'LostJobSweep1763760000000';
   transaction = false;

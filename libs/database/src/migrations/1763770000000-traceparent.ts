@@ -1,13 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The records that (re-)enqueue jobs; each carries the W3C traceparent its job continues. */
 const TABLES = ['outbox', 'events', 'webhook_deliveries', 'messages', 'orders'];
 
-/**
- * A nullable `traceparent` on every record a job is (re-)enqueued from: the outbox relay and
- * the lost-job sweep then continue the trace of the request that created it. NULL when
- * tracing is off. A nullable column without default is a catalogue change, no table rewrite.
- */
+// The relay and the sweep continue the trace of the request that created a record (NULL: tracing off). A nullable
+// column without default is a catalogue change, no table rewrite.
 export class Traceparent1763770000000 implements MigrationInterface {
   name = 'Traceparent1763770000000';
 

@@ -1,11 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * The `admin` scope: key management moves out of `write`. Existing keys keep what they had,
- * except that in each account one key keeps managing keys, so no owner is locked out: the
- * account's oldest working key with `write`, a non-expiring one if there is any (so the key
- * `account:create` made, unless it was revoked or rotated). The others lose key management.
- */
+// Key management moves from `write` to `admin`; one key per account keeps it, so no owner is locked out: the oldest
+// working `write` key, a non-expiring one first (the one `account:create` made, unless revoked or rotated).
 export class AdminScope1763772200000 implements MigrationInterface {
   name = 'AdminScope1763772200000';
 
@@ -24,7 +20,7 @@ export class AdminScope1763772200000 implements MigrationInterface {
       )`);
   }
 
-  /** Back to read/write: keys that had only `admin` cannot exist there, so they are revoked. */
+  /** Keys that had only `admin` cannot exist in read/write, so they are revoked. */
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
       UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), scopes = ARRAY['read']

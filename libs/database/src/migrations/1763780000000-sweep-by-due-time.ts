@@ -1,12 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * The lost-job sweep reads open rows in the order they became due, from a cursor, and only
- * those already due: each source's partial index is keyed by (due time, id). They replace the
- * id-only partial indexes, which made a pass read every open row not yet due (a large backlog
- * in hand, or deliveries waiting for their retry). Orders have had theirs since the store
- * migration. Built CONCURRENTLY, outside a transaction, as in the first sweep migration.
- */
+// Keyed by (due time, id), so a sweep pass reads only rows already due: the id-only indexes made it read every
+// open row not yet due (a backlog in hand, deliveries awaiting their retry).
 export class SweepByDueTime1763780000000 implements MigrationInterface {
   name = 'SweepByDueTime1763780000000';
   transaction = false;

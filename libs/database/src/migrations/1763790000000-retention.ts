@@ -1,11 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Retention removes finished records oldest first: each source's partial index over its finished
- * rows by age lets a batch read only what it removes. Removing an event cascades to its
- * deliveries, found by event_id (the unique index leads with webhook_id and cannot serve that).
- * Built CONCURRENTLY, outside a transaction.
- */
+// A batch reads only the finished rows it removes; an event's cascade finds its deliveries by event_id (the unique
+// index leads with webhook_id).
 export class Retention1763790000000 implements MigrationInterface {
   name = 'Retention1763790000000';
   transaction = false;

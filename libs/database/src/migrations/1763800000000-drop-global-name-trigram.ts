@@ -1,10 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * A name search now reads a window of the account's pets in id order (PetsService.list): the
- * trigram index over every tenant's names served nothing any more and cost every pet write.
- * Dropped CONCURRENTLY, outside a transaction. The pg_trgm extension stays (harmless).
- */
+// A name search reads a window of the account's pets in id order: the index over every tenant's names served
+// nothing and cost every pet write. pg_trgm stays (harmless).
 export class DropGlobalNameTrigram1763800000000 implements MigrationInterface {
   name = 'DropGlobalNameTrigram1763800000000';
   transaction = false;

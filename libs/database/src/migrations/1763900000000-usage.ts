@@ -1,11 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Usage history (GET /v1/usage): per API key, requests admitted, refused (429) and bans begun,
- * per UTC minute and rolled up per hour. The worker writes finished minutes from Redis; retention
- * removes minutes after RETENTION_USAGE_MINUTES_DAYS and hours after RETENTION_USAGE_HOURS_DAYS,
- * by the age indexes. key_id has no foreign key: a deleted key's history stays with its account.
- */
+// Per API key and UTC minute, rolled up per hour. key_id has no foreign key: a deleted key's history stays with
+// its account.
 export class Usage1763900000000 implements MigrationInterface {
   name = 'Usage1763900000000';
 

@@ -1,10 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * API keys issued from now on carry an HMAC tag (libs/access/src/api-key-format.ts); the ones
- * before them stay valid until revoked. Each API replica holds the prefixes of the live untagged
- * keys (the partial index serves that read) to refuse forged ones without a lookup.
- */
+// Keys issued from now on carry an HMAC tag; older ones stay valid until revoked. Each API replica holds the live
+// untagged keys' prefixes (this partial index) to refuse forged keys without a lookup.
 export class TaggedApiKeys1764000000000 implements MigrationInterface {
   name = 'TaggedApiKeys1764000000000';
 

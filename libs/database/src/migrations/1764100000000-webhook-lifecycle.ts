@@ -1,13 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * The webhook lifecycle: a description, a secret rotation's previous secret (sealed like the
- * secret) with the end of its grace, and per delivery its last attempt's duration and answer
- * excerpt. A resend is a new delivery of the same event (`resend_of` names the first), so one
- * delivery per event and webhook holds for first deliveries only: the unique index becomes
- * partial (built CONCURRENTLY, outside a transaction; a worker still on the former fan-out
- * statement fails its fan-out jobs, which BullMQ retries, until it is replaced).
- */
+// A resend is a new delivery of the event (`resend_of`), so the unique index covers first deliveries only. A worker
+// still on the former fan-out statement fails its fan-out jobs (BullMQ retries them) until it is replaced.
 export class WebhookLifecycle1764100000000 implements MigrationInterface {
   name = 'WebhookLifecycle1764100000000';
   transaction = false;

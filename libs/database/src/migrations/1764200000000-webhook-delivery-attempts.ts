@@ -1,11 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Every attempt of every delivery, written by the statement that records the attempt on its
- * delivery. No foreign key to webhook_deliveries (which is to be partitioned by time): retention
- * removes the attempts of deliveries gone (WebhookDeliveryAttemptsRetentionSource). The primary key
- * reads one delivery's attempts within its account in order; the age index serves retention.
- */
+// No foreign key to webhook_deliveries (to be partitioned by time): retention removes the attempts of deliveries
+// gone. The primary key reads one delivery's attempts within its account in order.
 export class WebhookDeliveryAttempts1764200000000 implements MigrationInterface {
   name = 'WebhookDeliveryAttempts1764200000000';
 

@@ -1,12 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * A trigram index of pet names scoped by account (btree_gin's account_id before the trigrams), so
- * a name search reads the asking account's matches only (the global one, dropped in 1763800000000,
- * read every tenant's). Built CONCURRENTLY, outside a transaction: writes go on while it builds
- * (minutes per million pets, docs/catalog-and-store.md); an invalid leftover of a failed build
- * is dropped first.
- */
+// account_id before the trigrams (btree_gin): a search reads the asking account's matches only. Built CONCURRENTLY
+// (minutes per million pets); an invalid leftover of a failed build is dropped first.
 export class PetNameSearchIndex1764300000000 implements MigrationInterface {
   name = 'PetNameSearchIndex1764300000000';
   transaction = false;

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { HistoryTable, keyLiteral } from '../partitions';
 
 interface Conversion extends HistoryTable {
-  /** Indexes no longer wanted: retention's age indexes (it drops partitions now) and uniques without the key. */
+  /** Retention's age indexes (it drops partitions now) and uniques without the key. */
   dropIndexes: string[];
   constraints: string[];
   indexes: string[];
@@ -70,16 +70,8 @@ const HISTORY: Conversion[] = [
   },
 ];
 
-/**
- * messages, events, webhook_deliveries and usage_minutes become range-partitioned by time
- * (docs/storage.md). Each table's rows stay where they are: the table becomes the partition
- * `<table>_legacy` of its rows' keys up to now (ATTACH PARTITION checks the bound with one scan,
- * no copy), with a default partition for anything the partitions made by the worker do not
- * cover yet. Event and delivery ids leave their identity for a sequence the worker moves up to
- * each period's start (TIME_ORDERED_ID_SCALE). The foreign key from deliveries to events goes:
- * each table drops its own partitions. One transaction; the downtime it needs is measured in
- * docs/storage.md.
- */
+// Each table becomes the partition `<table>_legacy` of its rows' keys up to now (ATTACH checks the bound with one
+// scan, no copy). Deliveries lose their foreign key to events: each table drops its own partitions (docs/storage.md).
 export class PartitionedHistory1764400000000 implements MigrationInterface {
   name = 'PartitionedHistory1764400000000';
 
@@ -114,7 +106,7 @@ export class PartitionedHistory1764400000000 implements MigrationInterface {
     }
   }
 
-  /** Back to plain tables: every partition's rows are copied into one (a long lock on a large database). */
+  /** Every partition's rows are copied into one plain table: a long lock on a large database. */
   async down(q: QueryRunner): Promise<void> {
     for (const t of [...HISTORY].reverse()) {
       await q.query(`ALTER TABLE ${t.table} RENAME TO ${t.table}_partitioned`);
