@@ -209,11 +209,7 @@ describe('the plans of the sweep and retention queries', () => {
     expect(future.filter(ofTable('messages')).map((n) => n['Relation Name'])).toEqual(['messages_overflow']);
   });
 
-  /**
-   * The account's messages, events and deliveries lie in two partitions each (20,000 rows in each).
-   * A page reads the partitions one after another in its order
-   * (an ordered Append) and never opens those after the one that filled it.
-   */
+  // The account's messages, events and deliveries lie in two partitions each, 20,000 rows in each.
   it.each(['force_generic_plan', 'force_custom_plan'])(
     'reads a feed page partition by partition in its order and stops at the one that fills it (%s)',
     async (mode) => {
