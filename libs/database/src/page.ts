@@ -22,7 +22,7 @@ export function accountFeedPage(
 }
 
 // `scope = $1` makes the order id's alone, so partitions by id are read in order up to a full page; the row
-// comparison keeps the primary key out and includes the scope, or its estimate is no rows (decisions.md, 2026-11-26).
+// comparison and the bound keep the primary key out (decisions.md, "Feed pages read partitions in order").
 export function feedPage(
   alias: string,
   scope: string,
@@ -36,13 +36,14 @@ export function feedPage(
   if (order === 'oldest') {
     const cursor = after ?? first;
     return {
-      where: sql`${inScope} AND (${s}, ${id}) >= (${scopeId}, ${cursor}) AND ${id} <> ${cursor}`,
+      where: sql`${inScope} AND (${s}, ${id}) >= (${scopeId}, ${cursor}) AND ${id} <> ${cursor} AND ${s} <= ${scopeId}`,
       orderBy: sql`ORDER BY ${id}`,
     };
   }
-  const where =
+  const cursor =
     after === undefined
-      ? sql`${inScope} AND (${s}, ${id}) < (${scopeId + 1}, ${first})`
-      : sql`${inScope} AND (${s}, ${id}) <= (${scopeId}, ${after}) AND ${id} <> ${after}`;
+      ? sql`(${s}, ${id}) < (${scopeId + 1}, ${first})`
+      : sql`(${s}, ${id}) <= (${scopeId}, ${after}) AND ${id} <> ${after}`;
+  const where = sql`${inScope} AND ${cursor} AND ${s} >= ${scopeId}`;
   return { where, orderBy: sql`ORDER BY ${id} DESC` };
 }
