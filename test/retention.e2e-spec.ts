@@ -144,12 +144,12 @@ describe('retention', () => {
     }
   });
 
-  it('takes a row of a period no partition covers yet into the default partition, then into its own', async () => {
+  it('takes a row of a period no partition covers yet into the overflow partition, then into its own', async () => {
     const [{ id }] = await db.query(
       `INSERT INTO messages (id, account_id, message, status, attempts) VALUES ($1, $2, 'ahead', 'processed', 1) RETURNING id`,
       [newMessageId(Date.now() + 10_000), accountId],
     );
-    expect(await partitionOf('messages', id)).toBe('messages_default');
+    expect(await partitionOf('messages', id)).toBe('messages_overflow');
     await eventually(async () => (await partitionOf('messages', id))?.startsWith('messages_p'), EXPIRY_MS);
   });
 

@@ -5,19 +5,12 @@ export interface Page {
   after?: number;
 }
 
-// Bounded above by the account, so only an index leading with account_id serves it, in page order
-// (docs/internals/decisions.md, "Keyset pages").
 export function accountPage(alias: string, accountId: number, after: number | string): { where: Sql; orderBy: Sql } {
-  const a = raw(alias);
-  return {
-    where: sql`(${a}.account_id, ${a}.id) > (${accountId}, ${after}) AND ${a}.account_id <= ${accountId}`,
-    orderBy: sql`ORDER BY ${a}.account_id, ${a}.id`,
-  };
+  return feedPage(alias, 'account_id', accountId, 'oldest', after, after);
 }
 
 export type FeedOrder = 'oldest' | 'newest';
 
-/** Newest first walks the same index backwards; `first` is the cursor before every id. */
 export function accountFeedPage(
   alias: string,
   accountId: number,
@@ -25,9 +18,32 @@ export function accountFeedPage(
   after: number | string | undefined,
   first: number | string,
 ): { where: Sql; orderBy: Sql } {
-  if (order === 'oldest') return accountPage(alias, accountId, after ?? first);
-  const a = raw(alias);
-  const orderBy = sql`ORDER BY ${a}.account_id DESC, ${a}.id DESC`;
-  if (after === undefined) return { where: sql`${a}.account_id = ${accountId}`, orderBy };
-  return { where: sql`(${a}.account_id, ${a}.id) < (${accountId}, ${after}) AND ${a}.account_id >= ${accountId}`, orderBy };
+  return feedPage(alias, 'account_id', accountId, order, after, first);
+}
+
+// `scope = $1` makes the order id's alone, so partitions by id are read in order up to a full page; the row
+// comparison and the bound keep the primary key out (decisions.md, "Feed pages read partitions in order").
+export function feedPage(
+  alias: string,
+  scope: string,
+  scopeId: number,
+  order: FeedOrder,
+  after: number | string | undefined,
+  first: number | string,
+): { where: Sql; orderBy: Sql } {
+  const [s, id] = [raw(`${alias}.${scope}`), raw(`${alias}.id`)];
+  const inScope = sql`${s} = ${scopeId}`;
+  if (order === 'oldest') {
+    const cursor = after ?? first;
+    return {
+      where: sql`${inScope} AND (${s}, ${id}) >= (${scopeId}, ${cursor}) AND ${id} <> ${cursor} AND ${s} <= ${scopeId}`,
+      orderBy: sql`ORDER BY ${id}`,
+    };
+  }
+  const cursor =
+    after === undefined
+      ? sql`(${s}, ${id}) < (${scopeId + 1}, ${first})`
+      : sql`(${s}, ${id}) <= (${scopeId}, ${after}) AND ${id} <> ${after}`;
+  const where = sql`${inScope} AND ${cursor} AND ${s} >= ${scopeId}`;
+  return { where, orderBy: sql`ORDER BY ${id} DESC` };
 }

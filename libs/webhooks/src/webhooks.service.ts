@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
+import { FeedOrder, feedPage, Page, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
 import { DomainEventType, isAdminEventType, TransactionService } from '@app/events';
@@ -233,13 +233,11 @@ export class WebhooksService {
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async deliveries(accountId: number, webhookId: number, q: Page & { order?: FeedOrder }): Promise<DeliveryView[]> {
     await this.find(this.dataSource.manager, accountId, webhookId);
-    const newest = q.order === 'newest';
+    const page = feedPage('d', 'webhook_id', webhookId, q.order ?? 'oldest', q.after, 0);
     // A debugging view: a delivery attempted moments ago may show on the next call.
     const rows = await preparedQuery<WebhookDelivery>(
       this.replicas.forStaleRead(),
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.id ${newest ? '<' : '>'} $2
-        ORDER BY d.id ${newest ? 'DESC' : ''} LIMIT $3`,
-      [webhookId, q.after ?? (newest ? Number.MAX_SAFE_INTEGER : 0), q.limit + 1],
+      sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d WHERE ${page.where} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toDeliveryView);
   }

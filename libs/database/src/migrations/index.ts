@@ -15,6 +15,7 @@ import { WebhookLifecycle1764100000000 } from './1764100000000-webhook-lifecycle
 import { WebhookDeliveryAttempts1764200000000 } from './1764200000000-webhook-delivery-attempts';
 import { PetNameSearchIndex1764300000000 } from './1764300000000-pet-name-search-index';
 import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-history';
+import { ExplicitPartitionRanges1764500000000 } from './1764500000000-explicit-partition-ranges';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   WebhookDeliveryAttempts1764200000000,
   PetNameSearchIndex1764300000000,
   PartitionedHistory1764400000000,
+  ExplicitPartitionRanges1764500000000,
 ];
