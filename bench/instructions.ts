@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { send, Target } from './lib/load';
-import { HAS_TASKSET, SERVER_CORE, sleep } from './lib/proc';
+import { HAS_TASKSET, SERVER_CORE, sleep, TS_NODE } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
 
 const WARMUP = 3_000;
@@ -64,25 +64,31 @@ async function waitLive(url: string, timeoutMs = 300_000): Promise<void> {
   throw new Error(`API not live at ${url}`);
 }
 
-async function measureBuild(build: string, routes: Route[]): Promise<Map<string, number>> {
-  const prefix = `cg-${builds.indexOf(build)}`;
+/** Counts each route's instructions in one server process started as `node ...nodeArgs`. */
+async function measureServer(
+  label: string,
+  prefix: string,
+  nodeArgs: string[],
+  livePath: string,
+  routes: Route[],
+): Promise<Map<string, number>> {
   const valgrind = [
     'valgrind',
     '--tool=callgrind',
     '--instr-atstart=no',
     `--callgrind-out-file=${join(tmp, `${prefix}.%p`)}`,
     process.execPath,
-    build,
+    ...nodeArgs,
   ];
   const [cmd, ...args] = HAS_TASKSET ? ['taskset', '-c', String(SERVER_CORE), ...valgrind] : valgrind;
   const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: 'ignore' });
   // taskset execs valgrind in place: the pid is the one callgrind_control addresses.
   const pid = child.pid as number;
   try {
-    await waitLive(`http://127.0.0.1:${PORT}/health/live`);
+    await waitLive(`http://127.0.0.1:${PORT}${livePath}`);
     const counts = new Map<string, number>();
     for (const [name, target, connections = 50] of routes) {
-      log(`${build}: ${name}`);
+      log(`${label}: ${name}`);
       await send(target, WARMUP, 10);
       callgrindControl(pid, '--instr=on');
       // Switching instrumentation on stalls the API long enough for some 408s: a second warm-up
@@ -144,7 +150,19 @@ async function main(): Promise<void> {
   ];
 
   const results: Map<string, number>[] = [];
-  for (const build of builds) results.push(await measureBuild(build, routes));
+  for (const [k, build] of builds.entries())
+    results.push(await measureServer(build, `cg-${k}`, [build], '/health/live', routes));
+  // The baselines of `npm run bench` (bench/servers), counted the same way: the floor a route of ours stands on.
+  const fixed: Route[] = [['fixed', { url: `${url}/fixed` }]];
+  const baselines = [
+    ['Baseline A: node:http, fixed JSON', 'bench/servers/baseline-http.ts'],
+    ['Baseline B: bare NestJS (Express), one route', 'bench/servers/baseline-nest.ts'],
+  ].map(([label, file], k) => ({ label, file, prefix: `cg-base-${k}` }));
+  const baselineCounts: [string, number][] = [];
+  for (const b of baselines) {
+    const counts = await measureServer(b.label, b.prefix, [...TS_NODE, b.file], '/fixed', fixed);
+    baselineCounts.push([b.label, counts.get('fixed') as number]);
+  }
 
   const head = `| Route | ${builds.map((b, k) => (k ? `${b} | × first` : b)).join(' | ')} |`;
   const rule = `|---|${builds.map((_, k) => (k ? '---|---|' : '---|')).join('')}`;
@@ -157,12 +175,23 @@ async function main(): Promise<void> {
     });
     return `| ${name} | ${cells.join(' | ')} |`;
   });
+  const bareNest = baselineCounts[1][1];
   const md = [
     `Instructions per request (callgrind, user space), ${COUNTED} requests after ${WARMUP} warm-up, one API process:`,
     '',
     head,
     rule,
     ...rows,
+    '',
+    `The baselines, counted the same way (${builds[0]} against bare Nest: its instructions over ours, as the bench's ratios read):`,
+    '',
+    '| Server | instructions per request | bare Nest / it |',
+    '|---|---|---|',
+    ...baselineCounts.map(([label, n]) => `| ${label} | ${(n / 1e6).toFixed(3)} M | ${(bareNest / n).toFixed(2)} |`),
+    ...routes.map(([name]) => {
+      const n = results[0].get(name) as number;
+      return `| ${name} | ${(n / 1e6).toFixed(3)} M | ${(bareNest / n).toFixed(2)} |`;
+    }),
     '',
   ].join('\n');
   process.stdout.write(md);

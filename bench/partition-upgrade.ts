@@ -27,8 +27,11 @@ async function main(): Promise<void> {
     DEMO_SEED: 'false',
     DATABASE_STATEMENT_TIMEOUT_MS: '3600000',
   });
-  const last = MIGRATIONS[MIGRATIONS.length - 1];
-  const before = new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, -1) });
+  // The partitioned-history migration by name: later ones assume partitioned tables.
+  const at = MIGRATIONS.findIndex((m) => m.name === 'PartitionedHistory1764400000000');
+  if (at < 0) throw new Error('PartitionedHistory1764400000000 is not in MIGRATIONS');
+  const last = MIGRATIONS[at];
+  const before = new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, at) });
   await before.initialize();
   try {
     await before.runMigrations();

@@ -25,6 +25,7 @@ import {
   renderReport,
   GateRounds,
   GetVsBaselineRounds,
+  PostAtRateRounds,
   CatalogRows,
   ContentionRows,
   MessagesRows,
@@ -79,6 +80,8 @@ const T = {
   catalogPets: QUICK ? 10_000 : 100_000,
   lost: QUICK ? 10_000 : 100_000,
 };
+// The issue's latency goal for POST /v1/messages is stated at this rate.
+const POST_RATE = 1_000;
 /** bench/lib/paired.ts rounds of the gate section and of GET /v1/pets/{id} against baseline B. */
 const PAIRED = {
   rounds: QUICK ? 1 : 6,
@@ -520,6 +523,27 @@ async function main(): Promise<void> {
     PAIRED,
     log,
   );
+  const messagesAt = (url: string, path: string, body: string): Target => ({
+    url: `${url}${path}`,
+    method: 'POST',
+    headers: json(main.apiKey),
+    body,
+    rate: POST_RATE,
+  });
+  log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
+  const postAtRate: PostAtRateRounds | undefined = hasMessages
+    ? {
+        rate: POST_RATE,
+        ...(await pairedRounds(
+          [
+            { key: 'baselineB', target: messagesAt(baselineB.url, '/fixed', messageBody), pid: baselineB.proc.pid },
+            { key: 'post', target: messagesAt(api.url, '/v1/messages', messageBody), pid: api.proc.pid },
+          ],
+          PAIRED,
+          log,
+        )),
+      }
+    : undefined;
   await baselineB.proc.stop();
   const tracing = await tracingCost(api, getPetOn);
   await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
@@ -641,6 +665,7 @@ async function main(): Promise<void> {
   const reportMd = renderReport(report, {
     gate,
     getVsBaseline,
+    postAtRate,
     tracing,
     catalog: catalogRows,
     contention,

@@ -149,7 +149,8 @@ describeWithChromium('the console (/console) in a real browser', () => {
     page.on('dialog', (dialog) => void dialog.accept());
     await signIn(page);
     await show(page, 'Keys', 'API keys');
-    await page.click(`button[aria-label="Revoke key to revoke"]`);
+    // The key list arrives after the heading.
+    await (await page.waitForSelector(`button[aria-label="Revoke key to revoke"]`))!.click();
     await page.waitForFunction(`!document.querySelector('tr[data-key-id="${issued.body.id}"]')`);
 
     expectErrorBody(await new HttpClient(api.url, issued.body.secret).get('/v1/account'), 401, 'invalid_api_key');

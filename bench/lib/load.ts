@@ -6,6 +6,8 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** Requests per second across all connections (an open-loop load); unset: as fast as answered. */
+  rate?: number;
   /** Called by autocannon per request. */
   next?: () => { method?: 'GET' | 'POST'; path?: string; body?: string; headers?: Record<string, string> };
 }
@@ -41,7 +43,7 @@ function options(target: Target, connections: number): autocannon.Options {
     const next = target.next;
     request.setupRequest = (req) => ({ ...req, ...next() });
   }
-  return { url: base.origin, connections, timeout: 10, requests: [request] };
+  return { url: base.origin, connections, timeout: 10, requests: [request], overallRate: target.rate };
 }
 
 export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {

@@ -1,6 +1,6 @@
 // Baseline B: a bare NestJS Express app with one route answering the same body.
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { FIXED_BODY } from './fixed-body';
@@ -10,6 +10,13 @@ class FixedController {
   @Get('fixed')
   fixed(): object {
     return FIXED_BODY;
+  }
+
+  // The POST counterpart: a JSON body parsed and answered 202, as POST /v1/messages is.
+  @Post('fixed')
+  @HttpCode(202)
+  accept(@Body() body: object): object {
+    return { ...FIXED_BODY, received: Object.keys(body).length };
   }
 }
 

@@ -84,8 +84,8 @@ describe('the plans of the sweep and retention queries', () => {
   beforeAll(async () => {
     app = await featureModules(MessagesModule, WebhooksModule, StoreModule, UsageModule.register('worker'));
     db = app.get(DataSource);
-    accountId = await newAccount(app);
-    // Hourly partitions from now on (the worker's job makes them; these modules have no worker).
+    // Hourly partitions from now on (the worker's job makes them; these modules have no worker). Before the
+    // account: its events take ids of the current period, not of a gap partition since the template's.
     for (const source of sources<RetentionSource>(RetentionSource))
       if (source.partitioned)
         await createPartitionsAhead(db, source.partitioned, {
@@ -94,6 +94,7 @@ describe('the plans of the sweep and retention queries', () => {
           nowMs: Date.now(),
           lockTimeoutMs: 2_000,
         });
+    accountId = await newAccount(app);
     // 20,000 finished messages, fanned-out events and delivered deliveries, older than any
     // retention: what the sweep must not read, and what retention drops with their partitions.
     // The messages' ids are 400 days old, the events' and deliveries' ids those of the current hour.
