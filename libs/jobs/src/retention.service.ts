@@ -54,7 +54,7 @@ export class RetentionService implements OnApplicationBootstrap {
     this.sources = this.discovery
       .getProviders({ metadataKey: RetentionSource.KEY })
       .map((wrapper) => wrapper.instance as RetentionSource);
-    // Rows no partition covers go to the default partition, which the next run empties: not fatal.
+    // Rows past the newest period go to the overflow partition, which the next run splits: not fatal.
     await this.createAhead().catch((err: Error) =>
       this.logger.warn({ err: { message: err.message } }, 'partitions not created ahead yet'),
     );
