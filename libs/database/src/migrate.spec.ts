@@ -2,15 +2,17 @@ import { Client } from 'pg';
 import { loadConfig } from '@app/config';
 import { maintenanceUrl, migrate } from './ensure-database';
 import { MIGRATIONS } from './migrations';
+import { unitDatabase } from '../../../test/support/unit-database';
 
 /** Against the real Postgres, on a database of its own that each run drops and creates anew. */
 describe('migrate', () => {
-  const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_migrate' });
+  const own = unitDatabase('migrate');
+  const config = loadConfig({ DATABASE_URL: own.url });
 
   beforeAll(async () => {
     const admin = new Client({ connectionString: maintenanceUrl(config.databaseUrl) });
     await admin.connect();
-    await admin.query('DROP DATABASE IF EXISTS petstore_test_unit_migrate WITH (FORCE)');
+    await admin.query(`DROP DATABASE IF EXISTS "${own.name}" WITH (FORCE)`);
     await admin.end();
   });
 

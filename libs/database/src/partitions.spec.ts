@@ -5,6 +5,7 @@ import { dataSourceOptions } from './data-source-options';
 import { maintenanceUrl } from './ensure-database';
 import { MIGRATIONS } from './migrations';
 import { createPartitionsAhead, dropPartition, HistoryTable, partitionName, rangePartitions } from './partitions';
+import { unitDatabase } from '../../../test/support/unit-database';
 
 const MESSAGES: HistoryTable = { table: 'messages', column: 'id', key: 'message-id' };
 const HOUR = 3_600_000;
@@ -16,10 +17,8 @@ const messageId = (ms: number, n: number) =>
  * every key of a history table has a partition, before and after the job and retention change them.
  */
 describe('history partitions', () => {
-  const config = loadConfig({
-    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_partitions',
-    DEMO_SEED: 'false',
-  });
+  const own = unitDatabase('partitions');
+  const config = loadConfig({ DATABASE_URL: own.url, DEMO_SEED: 'false' });
   let db: DataSource;
   let accountId: number;
   const explicit = MIGRATIONS.findIndex((m) => m.name === 'ExplicitPartitionRanges1764500000000');
@@ -37,8 +36,8 @@ describe('history partitions', () => {
   beforeAll(async () => {
     const admin = new Client({ connectionString: maintenanceUrl(config.databaseUrl) });
     await admin.connect();
-    await admin.query('DROP DATABASE IF EXISTS petstore_test_unit_partitions WITH (FORCE)');
-    await admin.query('CREATE DATABASE petstore_test_unit_partitions');
+    await admin.query(`DROP DATABASE IF EXISTS "${own.name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${own.name}"`);
     await admin.end();
     // Up to the partitioned tables with their default partition, as a database upgraded before ExplicitPartitionRanges.
     db = new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, explicit) });

@@ -4,9 +4,10 @@ import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
 import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
 import { newMessageId, ProcessMessageJob } from '@app/messages';
 import { TransactionService } from './transaction.service';
+import { unitDatabase } from '../../../test/support/unit-database';
 
 describe('TransactionService against the real Postgres', () => {
-  const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore_test_unit_events' });
+  const config = loadConfig({ DATABASE_URL: unitDatabase('events').url });
   let ds: DataSource;
   let tx: TransactionService;
 
