@@ -11,6 +11,7 @@
 //    batch-DELETE retention: retention cost, sizes, read p99 (bench/lib/history.ts).
 // Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N,
 // --only queries|history|plateau (repeatable), --history-rows N (default 10 M; --quick 1 M),
+// --seed-messages N (messages and events each beside the pets; default 10 M, --quick 1 M),
 // --partition-width-seconds N (default 3600), --history-retention-hours N (default 24).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,8 +38,8 @@ const SEED = {
   pets: Math.round(1_700_000 * SCALE),
   /** The biggest tenant's share of the pets (the noisy neighbour, whose name searches are measured). */
   bigTenantPets: Math.round(1_000_000 * SCALE),
-  messages: Math.round(10_000_000 * SCALE),
-  events: Math.round(10_000_000 * SCALE),
+  messages: Number(option('--seed-messages', String(Math.round(10_000_000 * SCALE)))),
+  events: Number(option('--seed-messages', String(Math.round(10_000_000 * SCALE)))),
 };
 const LOAD_MINUTES = Number(option('--load-minutes', QUICK ? '2' : '10'));
 const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
