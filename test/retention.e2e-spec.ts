@@ -81,12 +81,13 @@ describe('retention', () => {
   });
 
   it('keeps a partition while one of its messages is not final, however old', async () => {
+    const done = await processedMessages(1);
     // Not processed before the end of the test: the lost-job sweep gives it a job after SWEEP_INTERVAL_MS (30 s).
+    // Its id has the processed message's millisecond, so the two share a partition.
     const [{ id }] = await db.query(
       `INSERT INTO messages (id, account_id, message, status, attempts) VALUES ($1, $2, 'still open', 'queued', 0) RETURNING id`,
-      [newMessageId(), accountId],
+      [newMessageId(parseInt(done[0].slice('msg_'.length, 'msg_'.length + 12), 16)), accountId],
     );
-    const done = await processedMessages(1);
     const partition = await partitionOf('messages', id);
     await new Promise((resolve) => setTimeout(resolve, EXPIRY_MS / 2));
     expect(await partitionOf('messages', id)).toBe(partition);
