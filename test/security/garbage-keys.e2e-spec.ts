@@ -54,7 +54,8 @@ describe('garbage keys (made-up keys with a valid checksum)', () => {
       }
     });
     const spent = (await transactions()) - before;
-    expect(statuses.get(401)).toBeLessThanOrEqual(ANONYMOUS_LIMITS.perMinute);
+    // The minute windows are fixed: a burst that crosses a minute's end meets two of them.
+    expect(statuses.get(401)).toBeLessThanOrEqual(2 * ANONYMOUS_LIMITS.perMinute);
     expect(lookups).toBe(0);
     // A lookup each would be 2,000; the API's own periodic work commits a few more on a slow machine.
     expect(spent).toBeLessThanOrEqual(50);
