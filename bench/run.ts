@@ -523,21 +523,26 @@ async function main(): Promise<void> {
     PAIRED,
     log,
   );
-  const messagesAt = (url: string, path: string, body: string): Target => ({
-    url: `${url}${path}`,
+  const messagesAt = (url: string, headers: Record<string, string>): Target => ({
+    url,
     method: 'POST',
-    headers: json(main.apiKey),
-    body,
+    headers,
+    body: messageBody,
     rate: POST_RATE,
   });
-  log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
+  if (hasMessages)
+    log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
   const postAtRate: PostAtRateRounds | undefined = hasMessages
     ? {
         rate: POST_RATE,
         ...(await pairedRounds(
           [
-            { key: 'baselineB', target: messagesAt(baselineB.url, '/fixed', messageBody), pid: baselineB.proc.pid },
-            { key: 'post', target: messagesAt(api.url, '/v1/messages', messageBody), pid: api.proc.pid },
+            {
+              key: 'baselineB',
+              target: messagesAt(`${baselineB.url}/fixed`, { 'Content-Type': 'application/json' }),
+              pid: baselineB.proc.pid,
+            },
+            { key: 'post', target: messagesAt(`${api.url}/v1/messages`, json(main.apiKey)), pid: api.proc.pid },
           ],
           PAIRED,
           log,

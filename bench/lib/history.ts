@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import {
-  accountFeedPage,
+  feedPage,
   createPartitionsAhead,
   dataSourceOptions,
   dropPartition,
@@ -113,7 +113,8 @@ export class DatabaseCost {
       this.cpu.set(pid, now);
     }
     // pg_walinspect refuses a start at or past the flushed end.
-    const [{ ahead }] = (await this.pool.query(`SELECT pg_current_wal_flush_lsn() > $1::pg_lsn AS ahead`, [this.lsn])).rows;
+    const [{ ahead }] = (await this.pool.query(`SELECT pg_current_wal_flush_lsn() > $1::pg_lsn AS ahead`, [this.lsn]))
+      .rows;
     if (!ahead) return { walBytes: 0, cpuMs: cpu };
     const [{ until, bytes }] = (await this.pool.query(WAL_OF_THIS_DATABASE, [this.lsn])).rows;
     this.lsn = until;
@@ -171,7 +172,12 @@ export async function partitionedHistory(md: string[], o: HistoryOptions): Promi
     // have made over the span take its place (the product's createPartitionsAhead, from the past).
     await pool.query(`ALTER TABLE messages DETACH PARTITION messages_legacy`);
     await pool.query(`DROP TABLE messages_legacy`);
-    await createPartitionsAhead(ds, MESSAGES, { widthMs, ahead: keptPartitions + 3, nowMs: fromMs, lockTimeoutMs: 2_000 });
+    await createPartitionsAhead(ds, MESSAGES, {
+      widthMs,
+      ahead: keptPartitions + 3,
+      nowMs: fromMs,
+      lockTimeoutMs: 2_000,
+    });
     const row = messageRow(fromMs, stepMs, first, o.accounts);
     const chunk = 1_000_000;
     for (let from = 1; from <= o.rows; from += chunk) {
@@ -328,7 +334,7 @@ async function readLatencies(
     ...(['oldest', 'newest'] as FeedOrder[]).map((order) => ({
       name: `account list, ${order} first (GET /v1/messages?limit=20${order === 'newest' ? '&order=newest' : ''})`,
       statement: (table: string, i: number) => {
-        const page = accountFeedPage('m', sample[i].account, order, undefined, '');
+        const page = feedPage('m', 'account_id', sample[i].account, order, undefined, '');
         const q = sql`SELECT ${raw(MESSAGE_COLUMNS('m'))} FROM ${raw(table)} m WHERE ${page.where} ${page.orderBy} LIMIT ${21}`;
         return { text: q.text, values: q.values as unknown[] };
       },

@@ -5,21 +5,17 @@ export interface Page {
   after?: number;
 }
 
-export function accountPage(alias: string, accountId: number, after: number | string): { where: Sql; orderBy: Sql } {
+/** A keyset page's WHERE and ORDER BY, spliced into the caller's statement. */
+export interface PageSql {
+  where: Sql;
+  orderBy: Sql;
+}
+
+export function accountPage(alias: string, accountId: number, after: number | string): PageSql {
   return feedPage(alias, 'account_id', accountId, 'oldest', after, after);
 }
 
 export type FeedOrder = 'oldest' | 'newest';
-
-export function accountFeedPage(
-  alias: string,
-  accountId: number,
-  order: FeedOrder,
-  after: number | string | undefined,
-  first: number | string,
-): { where: Sql; orderBy: Sql } {
-  return feedPage(alias, 'account_id', accountId, order, after, first);
-}
 
 // `scope = $1` makes the order id's alone, so partitions by id are read in order up to a full page; the row
 // comparison and the bound keep the primary key out (decisions.md, "Feed pages read partitions in order").
@@ -30,7 +26,7 @@ export function feedPage(
   order: FeedOrder,
   after: number | string | undefined,
   first: number | string,
-): { where: Sql; orderBy: Sql } {
+): PageSql {
   const [s, id] = [raw(`${alias}.${scope}`), raw(`${alias}.id`)];
   const inScope = sql`${s} = ${scopeId}`;
   if (order === 'oldest') {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { accountFeedPage, FeedOrder, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
+import { FeedOrder, feedPage, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES } from './domain-event-types';
 import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent } from './views';
 
@@ -18,7 +18,7 @@ export class EventsService {
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
-    const page = accountFeedPage('e', accountId, q.order ?? 'oldest', q.after, 0);
+    const page = feedPage('e', 'account_id', accountId, q.order ?? 'oldest', q.after, 0);
     const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
     const notAdmin = q.adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
     // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.

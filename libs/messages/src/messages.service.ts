@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
-import { accountFeedPage, FeedOrder, preparedQuery, raw, sql } from '@app/database';
+import { FeedOrder, feedPage, preparedQuery, raw, sql } from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { TransactionService } from '@app/events';
@@ -84,7 +84,7 @@ export class MessagesService {
     accountId: number,
     q: { limit: number; after?: string; status?: MessageStatus; order?: FeedOrder },
   ): Promise<MessageView[]> {
-    const page = accountFeedPage('m', accountId, q.order ?? 'oldest', q.after, '');
+    const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after, '');
     const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
     const rows = await preparedQuery<Message>(
       this.dataSource,
