@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
+import { PET_COLUMNS } from '@app/catalog';
 import { loadConfig } from '@app/config';
+import { accountPage, raw, sql } from '@app/database';
 import { measure, Measurement, send, Target } from './lib/load';
 import { pairedRounds } from './lib/paired';
 import { cpuMs, HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
@@ -589,12 +591,11 @@ async function main(): Promise<void> {
   );
   const plans = await Promise.all(
     [0, deepAfter].map(async (after) => {
-      const { rows } = await pool.query(
-        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-         SELECT p.id, p.name, p.category_id, p.status, p.stock FROM pets p
-          WHERE p.account_id = $1 AND p.id > $2 ORDER BY p.id LIMIT 101`,
-        [catalog.accountId, after],
-      );
+      // The list's own statement (PetsService.list without filters), planned with its values.
+      const page = accountPage('p', catalog.accountId, after);
+      const q = sql`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+         SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${page.where} ${page.orderBy} LIMIT ${101}`;
+      const { rows } = await pool.query(q.text, [...q.values]);
       return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
     }),
   );

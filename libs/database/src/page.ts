@@ -11,8 +11,14 @@ export interface PageSql {
   orderBy: Sql;
 }
 
+// For unpartitioned tables: ordered by (account_id, id), which only the account's index yields, so the
+// planner cannot walk the primary key from its start to a deep cursor (decisions.md, "Keyset pages").
 export function accountPage(alias: string, accountId: number, after: number | string): PageSql {
-  return feedPage(alias, 'account_id', accountId, 'oldest', after, after);
+  const [account, id] = [raw(`${alias}.account_id`), raw(`${alias}.id`)];
+  return {
+    where: sql`(${account}, ${id}) > (${accountId}, ${after}) AND ${account} <= ${accountId}`,
+    orderBy: sql`ORDER BY ${account}, ${id}`,
+  };
 }
 
 export type FeedOrder = 'oldest' | 'newest';
