@@ -34,6 +34,7 @@ import {
   SoakRows,
   TracingRounds,
   WebhookRows,
+  renderPostAtRate,
   renderTracing,
   renderWebhooks,
   renderSweep,
@@ -71,8 +72,8 @@ const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
 const ONLY = option('--only', '');
 const AGAINST = option('--against', '');
-if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep'].includes(ONLY))
-  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks and sweep`);
+if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep', 'post-rate'].includes(ONLY))
+  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks, sweep and post-rate`);
 const CONNECTIONS = 50;
 const T = {
   warmupS: QUICK ? 1 : 3,
@@ -123,11 +124,12 @@ const baseEnv: Record<string, string> = {
   SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
 };
 
-async function startApi(
-  name = 'api',
-  env: Record<string, string> = {},
-  checkout = '.',
-): Promise<{ proc: Proc; url: string }> {
+interface Running {
+  proc: Proc;
+  url: string;
+}
+
+async function startApi(name = 'api', env: Record<string, string> = {}, checkout = '.'): Promise<Running> {
   const port = await freePort();
   const proc = startNode(
     name,
@@ -163,6 +165,31 @@ async function startBenchServer(name: string, file: string, readyPath: string, e
 }
 
 const json = (key: string) => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' });
+const messageBody = JSON.stringify({ message: 'hello from the bench' });
+
+/** POST /v1/messages and baseline B's POST at the same steady rate, in paired rounds. */
+async function postAtRate(api: Running, baselineB: Running, apiKey: string): Promise<PostAtRateRounds> {
+  const at = (url: string, headers: Record<string, string>): Target => ({
+    url,
+    method: 'POST',
+    headers,
+    body: messageBody,
+    rate: POST_RATE,
+  });
+  const rounds = await pairedRounds(
+    [
+      {
+        key: 'baselineB',
+        target: at(`${baselineB.url}/fixed`, { 'Content-Type': 'application/json' }),
+        pid: baselineB.proc.pid,
+      },
+      { key: 'post', target: at(`${api.url}/v1/messages`, json(apiKey)), pid: api.proc.pid },
+    ],
+    PAIRED,
+    log,
+  );
+  return { rate: POST_RATE, ...rounds };
+}
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 function rotating<T>(items: T[]): () => T {
@@ -392,6 +419,18 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${md}\n`);
     return;
   }
+  if (ONLY === 'post-rate') {
+    const [baselineB, api] = [
+      await startBenchServer('BaselineB', 'bench/servers/baseline-nest.ts', '/fixed'),
+      await startApi(),
+    ];
+    log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
+    const md = renderPostAtRate(await postAtRate(api, baselineB, main.apiKey));
+    for (const s of [api, baselineB]) await s.proc.stop();
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   if (ONLY === 'tracing') {
     const api = await startApi();
     const md = renderTracing(await tracingCost(api, getPetOn));
@@ -499,7 +538,6 @@ async function main(): Promise<void> {
   const petIds = rotating(spread);
   const petPath = () => ({ path: `/v1/pets/${petIds()}` });
   const spreadOrder = () => ({ body: JSON.stringify({ petId: petIds(), quantity: 1 }) });
-  const messageBody = JSON.stringify({ message: 'hello from the bench' });
   const probe = await fetch(`${api.url}/v1/messages`, {
     method: 'POST',
     headers: json(main.apiKey),
@@ -525,32 +563,9 @@ async function main(): Promise<void> {
     PAIRED,
     log,
   );
-  const messagesAt = (url: string, headers: Record<string, string>): Target => ({
-    url,
-    method: 'POST',
-    headers,
-    body: messageBody,
-    rate: POST_RATE,
-  });
   if (hasMessages)
     log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
-  const postAtRate: PostAtRateRounds | undefined = hasMessages
-    ? {
-        rate: POST_RATE,
-        ...(await pairedRounds(
-          [
-            {
-              key: 'baselineB',
-              target: messagesAt(`${baselineB.url}/fixed`, { 'Content-Type': 'application/json' }),
-              pid: baselineB.proc.pid,
-            },
-            { key: 'post', target: messagesAt(`${api.url}/v1/messages`, json(main.apiKey)), pid: api.proc.pid },
-          ],
-          PAIRED,
-          log,
-        )),
-      }
-    : undefined;
+  const postRate = hasMessages ? await postAtRate(api, baselineB, main.apiKey) : undefined;
   await baselineB.proc.stop();
   const tracing = await tracingCost(api, getPetOn);
   await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
@@ -671,7 +686,7 @@ async function main(): Promise<void> {
   const reportMd = renderReport(report, {
     gate,
     getVsBaseline,
-    postAtRate,
+    postAtRate: postRate,
     tracing,
     catalog: catalogRows,
     contention,

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { paced, percentile } from './paced';
 import { cpuMs, RssSampler } from './proc';
 
 export interface Target {
@@ -6,7 +7,7 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** Requests per second across all connections (an open-loop load); unset: as fast as answered. */
+  /** Requests per second, evenly spaced (an open-loop load: bench/lib/paced.ts); unset: as fast as answered. */
   rate?: number;
   /** Called by autocannon per request. */
   next?: () => { method?: 'GET' | 'POST'; path?: string; body?: string; headers?: Record<string, string> };
@@ -43,10 +44,29 @@ function options(target: Target, connections: number): autocannon.Options {
     const next = target.next;
     request.setupRequest = (req) => ({ ...req, ...next() });
   }
-  return { url: base.origin, connections, timeout: 10, requests: [request], overallRate: target.rate };
+  return { url: base.origin, connections, timeout: 10, requests: [request] };
+}
+
+async function measurePaced(target: Target, rate: number, o: LoadOptions): Promise<Measurement> {
+  if (o.warmupS > 0) await paced(target, rate, o.warmupS, o.connections);
+  const sampler = o.pid ? new RssSampler(o.pid) : undefined;
+  const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
+  const r = await paced(target, rate, o.durationS, o.connections);
+  const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
+  const sorted = r.latenciesMs.sort((a, b) => a - b);
+  return {
+    rps: r.ok / r.elapsedS,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    failures: r.failures,
+    total: r.ok + r.failures,
+    peakRssMb: sampler?.stop() ?? NaN,
+    cpuUsPerReq: (cpuUsed * 1000) / (r.ok + r.failures),
+  };
 }
 
 export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {
+  if (target.rate) return measurePaced(target, target.rate, o);
   if (o.warmupS > 0) await autocannon({ ...options(target, o.connections), duration: o.warmupS });
   const sampler = o.pid ? new RssSampler(o.pid) : undefined;
   const cpu0 = o.pid ? cpuMs(o.pid) : NaN;

@@ -76,7 +76,9 @@ async function openOrders(pool: Pool, accountId: number): Promise<number> {
 
 /** Other databases on the server excluded. */
 async function postgresCpuMs(pool: Pool): Promise<number> {
-  const { rows } = await pool.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [new URL(DATABASE_URL).pathname.slice(1)]);
+  const { rows } = await pool.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+    new URL(DATABASE_URL).pathname.slice(1),
+  ]);
   return rows.reduce((sum, r) => sum + (cpuMs(r.pid) || 0), 0);
 }
 

@@ -1,0 +1,75 @@
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Target } from './load';
+
+// autocannon's overallRate lets every connection send its share at the start of each second, so
+// "1,000/s" is a burst of 1,000 requests per second and its p99 measures the burst. Here requests
+// are due evenly spaced, and each is timed from when it was due (open loop: a slow answer delays no
+// later request's clock).
+
+export interface PacedResult {
+  latenciesMs: number[];
+  ok: number;
+  failures: number;
+  elapsedS: number;
+}
+
+export async function paced(
+  target: Target,
+  rate: number,
+  durationS: number,
+  connections: number,
+): Promise<PacedResult> {
+  const base = new URL(target.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const total = Math.round(rate * durationS);
+  const latenciesMs: number[] = [];
+  let [ok, failures, settled, sent] = [0, 0, 0, 0];
+  const start = performance.now();
+  const dueAt = (k: number) => start + (k * 1000) / rate;
+
+  await new Promise<void>((resolve) => {
+    const settle = (due: number, good: boolean) => {
+      latenciesMs.push(performance.now() - due);
+      if (good) ok++;
+      else failures++;
+      if (++settled === total) resolve();
+    };
+    const fire = (due: number) => {
+      let done = false;
+      const once = (good: boolean) => !done && ((done = true), settle(due, good));
+      const over = target.next?.() ?? {};
+      const body = over.body ?? target.body;
+      const req = request(
+        {
+          agent,
+          host: base.hostname,
+          port: base.port,
+          method: over.method ?? target.method ?? 'GET',
+          path: over.path ?? base.pathname + base.search,
+          headers: { ...target.headers, ...over.headers },
+          timeout: 10_000,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => once(res.statusCode! >= 200 && res.statusCode! < 300));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', () => once(false));
+      req.end(body);
+    };
+    const tick = () => {
+      const now = performance.now();
+      for (; sent < total && dueAt(sent) <= now; sent++) fire(dueAt(sent));
+      if (sent < total) setTimeout(tick, Math.max(0, dueAt(sent) - performance.now()));
+    };
+    tick();
+  });
+  agent.destroy();
+  return { latenciesMs, ok, failures, elapsedS: (performance.now() - start) / 1000 };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
