@@ -7,6 +7,8 @@ import { createAccount, ServiceProcess, stopAll } from './support/service-proces
 const databaseUrl = process.env.DATABASE_URL as string;
 const redisUrl = process.env.REDIS_URL as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// How long before the signal, on the client's clock, a request may start and still arrive after it.
+const KEEP_ALIVE_RACE_MS = 100;
 
 /** A POST /v1/keys whose body arrives in two halves, so the test decides when it ends. */
 async function halfSentRequest(api: ServiceProcess, apiKey: string): Promise<{ exchange: RawExchange; rest: string }> {
@@ -69,9 +71,13 @@ describe('faults: SIGTERM', () => {
     expect(stillRunningWhileInFlight).toBe(true);
     expect(response).toMatch(/^HTTP\/1\.1 201 /);
     expect(response).toMatch(/\r\nConnection: close\r\n/i);
-    // Requests sent before the signal were all answered.
+    // Requests sent before the signal were all answered, except one that reached an idle keep-alive socket as the
+    // server closed it: the client's clock cannot tell it from one sent after (docs/reliability.md, "Shutdown").
     expect(before.length).toBeGreaterThan(50);
-    expect(before.every((s) => s.status === 200)).toBe(true);
+    const unanswered = before.filter((s) => s.status !== 200);
+    expect(unanswered.map((s) => ({ status: s.status, raced: s.at >= sigAt - KEEP_ALIVE_RACE_MS }))).toEqual(
+      unanswered.map(() => ({ status: 'ECONNRESET', raced: true })),
+    );
     // After it: answered, or refused at connect; never a 5xx or a hang.
     for (const s of after) expect([200, 'ECONNREFUSED', 'UND_ERR_SOCKET', 'ECONNRESET']).toContain(s.status);
     expect(exit).toEqual(expect.objectContaining({ code: 0, signal: null }));
