@@ -1,7 +1,7 @@
-import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
 import { measure, Measurement, Target } from './load';
+import { paced } from './paced';
 import { cpuMs, Proc, sleep } from './proc';
 import { DATABASE_URL, flushRedis, REDIS_URL } from './setup';
 
@@ -129,15 +129,7 @@ export async function pipeline(d: PipelineDeps): Promise<PipelineRows> {
       rows: [{ t0 }],
     } = await d.pool.query('SELECT now() AS t0');
     const target = d.post(api.url);
-    const r = await autocannon({
-      url: target.url,
-      method: 'POST',
-      headers: target.headers,
-      body: target.body,
-      connections: 50,
-      overallRate: rate,
-      duration: d.lagS,
-    });
+    const r = await paced(target, rate, d.lagS, 50);
     for (const deadline = Date.now() + 900_000; Date.now() < deadline; await sleep(100)) {
       if ((await open(d.pool, d.accountId)) === 0) break;
     }
@@ -148,7 +140,7 @@ export async function pipeline(d: PipelineDeps): Promise<PipelineRows> {
                  FROM messages WHERE account_id = $1 AND created_at >= $2) m`,
       [d.accountId, t0],
     );
-    lag.push({ rate, offered: r['2xx'] / r.duration, p50: rows[0].p50, p99: rows[0].p99, max: rows[0].max });
+    lag.push({ rate, offered: r.ok / r.elapsedS, p50: rows[0].p50, p99: rows[0].p99, max: rows[0].max });
   }
   await worker.stop();
 
@@ -190,7 +182,7 @@ export function renderPipeline(p: PipelineRows): string {
     'One API process and one worker process. Intake: autocannon, 50 connections, worker stopped. Drain: the ' +
       'backlog so built, API idle. CPU per message: the worker process, and the Postgres backends serving the ' +
       'bench database (WAL writer and checkpointer excluded), and the whole Redis server. Lag: processed_at - created_at of the messages ' +
-      'offered at a steady rate with both running.',
+      'offered at a steady rate, evenly spaced (bench/lib/paced.ts), with both running.',
     [
       '| what | figure |',
       '| --- | ---: |',
