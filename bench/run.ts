@@ -169,6 +169,7 @@ const messageBody = JSON.stringify({ message: 'hello from the bench' });
 
 /** POST /v1/messages and baseline B's POST at the same steady rate, in paired rounds. */
 async function postAtRate(api: Running, baselineB: Running, apiKey: string): Promise<PostAtRateRounds> {
+  log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
   const at = (url: string, headers: Record<string, string>): Target => ({
     url,
     method: 'POST',
@@ -424,7 +425,6 @@ async function main(): Promise<void> {
       await startBenchServer('BaselineB', 'bench/servers/baseline-nest.ts', '/fixed'),
       await startApi(),
     ];
-    log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
     const md = renderPostAtRate(await postAtRate(api, baselineB, main.apiKey));
     for (const s of [api, baselineB]) await s.proc.stop();
     await pool.end();
@@ -563,8 +563,6 @@ async function main(): Promise<void> {
     PAIRED,
     log,
   );
-  if (hasMessages)
-    log(`measuring POST /v1/messages at ${POST_RATE}/s against baseline B's POST: ${PAIRED.rounds} paired rounds`);
   const postRate = hasMessages ? await postAtRate(api, baselineB, main.apiKey) : undefined;
   await baselineB.proc.stop();
   const tracing = await tracingCost(api, getPetOn);

@@ -18,6 +18,7 @@ import {
   sql,
 } from '@app/database';
 import { MESSAGE_COLUMNS } from '@app/messages';
+import { percentile } from './paced';
 import { cpuMs } from './proc';
 
 export interface HistoryOptions {
@@ -139,10 +140,6 @@ function messageRow(fromMs: number, stepMs: number, firstAccount: number, accoun
   };
 }
 
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 const mb = (bytes: number) => (bytes / 1e6).toLocaleString('en', { maximumFractionDigits: 1 });
 
 export async function partitionedHistory(md: string[], o: HistoryOptions): Promise<void> {

@@ -47,41 +47,37 @@ function options(target: Target, connections: number): autocannon.Options {
   return { url: base.origin, connections, timeout: 10, requests: [request] };
 }
 
-async function measurePaced(target: Target, rate: number, o: LoadOptions): Promise<Measurement> {
-  if (o.warmupS > 0) await paced(target, rate, o.warmupS, o.connections);
-  const sampler = o.pid ? new RssSampler(o.pid) : undefined;
-  const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
-  const r = await paced(target, rate, o.durationS, o.connections);
-  const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
-  const sorted = r.latenciesMs.sort((a, b) => a - b);
-  return {
-    rps: r.ok / r.elapsedS,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    failures: r.failures,
-    total: r.ok + r.failures,
-    peakRssMb: sampler?.stop() ?? NaN,
-    cpuUsPerReq: (cpuUsed * 1000) / (r.ok + r.failures),
-  };
-}
+type Run = Pick<Measurement, 'rps' | 'p50' | 'p99' | 'failures' | 'total'>;
 
-export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {
-  if (target.rate) return measurePaced(target, target.rate, o);
-  if (o.warmupS > 0) await autocannon({ ...options(target, o.connections), duration: o.warmupS });
-  const sampler = o.pid ? new RssSampler(o.pid) : undefined;
-  const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
-  const r = await autocannon({ ...options(target, o.connections), duration: o.durationS });
-  const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
-  const peakRssMb = sampler?.stop() ?? NaN;
+/** One load run: paced when the target has a rate, else autocannon as fast as answered. */
+async function run(target: Target, connections: number, durationS: number): Promise<Run> {
+  if (target.rate) {
+    const r = await paced(target, target.rate, durationS, connections);
+    return {
+      rps: r.ok / r.elapsedS,
+      p50: percentile(r.latenciesMs, 50),
+      p99: percentile(r.latenciesMs, 99),
+      failures: r.failures,
+      total: r.ok + r.failures,
+    };
+  }
+  const r = await autocannon({ ...options(target, connections), duration: durationS });
   return {
     rps: r['2xx'] / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
     failures: r.non2xx + r.errors + r.timeouts,
     total: r.requests.total,
-    peakRssMb,
-    cpuUsPerReq: (cpuUsed * 1000) / r.requests.total,
   };
+}
+
+export async function measure(target: Target, o: LoadOptions): Promise<Measurement> {
+  if (o.warmupS > 0) await run(target, o.connections, o.warmupS);
+  const sampler = o.pid ? new RssSampler(o.pid) : undefined;
+  const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
+  const r = await run(target, o.connections, o.durationS);
+  const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
+  return { ...r, peakRssMb: sampler?.stop() ?? NaN, cpuUsPerReq: (cpuUsed * 1000) / r.total };
 }
 
 /** Fails naming what went wrong unless every answer was 2xx. */

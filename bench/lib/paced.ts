@@ -70,6 +70,7 @@ export async function paced(
   return { latenciesMs, ok, failures, elapsedS: (performance.now() - start) / 1000 };
 }
 
-export function percentile(sorted: number[], p: number): number {
+export function percentile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
