@@ -2,6 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
+import { TIME_ORDERED_ID_SCALE } from '@app/database';
 import { newMessageId } from '@app/messages';
 import { MaintenanceQueue } from '@app/jobs';
 import { expectErrorBody } from './support/expect-error';
@@ -93,6 +94,22 @@ describe('retention', () => {
     expect(await partitionOf('messages', id)).toBe(partition);
     expect(await partitionOf('messages', done[0])).toBe(partition);
     await db.query(`DELETE FROM messages WHERE id = $1`, [id]);
+    await eventually(async () => !(await exists(partition!)), EXPIRY_MS);
+  });
+
+  it('keeps a partition of events while one of its rows is younger than the retention, whatever its id', async () => {
+    // As if taken from the sequence before a late job moved it up: an id of this period, created an hour later.
+    const [{ id }] = await db.query(
+      `INSERT INTO events (id, account_id, type, resource_type, resource_id, sequence, data, created_at)
+       VALUES ($1, $2, 'pet.created', 'pet', 'late', 1, '{}', now() + interval '1 hour') RETURNING id`,
+      [Date.now() * TIME_ORDERED_ID_SCALE + 1, accountId],
+    );
+    const partition = await partitionOf('events', id);
+    expect(partition).toMatch(/^events_p\d{8}t\d{6}$/);
+    // Past the period's end, the events' retention (8 s) and more than one run.
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    expect(await partitionOf('events', id)).toBe(partition);
+    await db.query(`DELETE FROM events WHERE id = $1`, [id]);
     await eventually(async () => !(await exists(partition!)), EXPIRY_MS);
   });
 

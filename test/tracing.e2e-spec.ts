@@ -67,7 +67,10 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     return petId;
   }
 
-  /** The trace the delivery's traceparent header names, once the spans `names` have all arrived (as often as listed). */
+  /**
+   * The trace the delivery's traceparent header names, once the spans `names` have all arrived (as
+   * often as listed) and so has every parent they name: a parent ends, and is exported, after its children.
+   */
   async function traceOf(received: ReceivedRequest, names: string[]): Promise<ReceivedSpan[]> {
     const [, traceId] = TRACEPARENT.exec(String(received.headers.traceparent)) ?? [];
     expect(traceId).toBeDefined();
@@ -75,7 +78,9 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
       const spans = otlp.trace(traceId);
       const count = (list: string[], name: string) => list.filter((n) => n === name).length;
       const arrived = spans.map((s) => s.name);
-      return names.every((n) => count(arrived, n) >= count(names, n)) ? spans : undefined;
+      const ids = new Set(spans.map((s) => s.spanId));
+      const parentsIn = spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId));
+      return parentsIn && names.every((n) => count(arrived, n) >= count(names, n)) ? spans : undefined;
     });
   }
 

@@ -90,7 +90,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
       ids = (await Promise.all(['one', 'two', 'three', 'four'].map((t) => messages.create(accountId, t))))
         .map((m) => m.id)
         .sort();
-      await processing.processBatch([{ messageId: ids[1], finalAttempt: false }]);
+      await processing.processBatch([{ accountId, messageId: ids[1], finalAttempt: false }]);
     });
 
     it("answers not_found for another account's message", async () => {
@@ -132,7 +132,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
 
   describe('processing', () => {
     let accountId: number;
-    const job = (messageId: string, finalAttempt = false) => ({ messageId, finalAttempt });
+    const job = (messageId: string, finalAttempt = false) => ({ accountId, messageId, finalAttempt });
     const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
     beforeAll(async () => {

@@ -23,29 +23,25 @@ export function accountPage(alias: string, accountId: number, after: number | st
 
 export type FeedOrder = 'oldest' | 'newest';
 
-// `scope = $1` makes the order id's alone, so partitions by id are read in order up to a full page; the row
-// comparison and the bound keep the primary key out (decisions.md, "Feed pages read partitions in order").
+// With `scope = $1` the order is the id's alone, so partitions by id are read in order up to a full page, and those
+// before the cursor are pruned; no index of the id alone exists to walk instead (decisions.md, "Tenant-leading keys").
 export function feedPage(
   alias: string,
   scope: string,
   scopeId: number,
   order: FeedOrder,
   after: number | string | undefined,
-  first: number | string,
 ): PageSql {
   const [s, id] = [raw(`${alias}.${scope}`), raw(`${alias}.id`)];
   const inScope = sql`${s} = ${scopeId}`;
-  if (order === 'oldest') {
-    const cursor = after ?? first;
-    return {
-      where: sql`${inScope} AND (${s}, ${id}) >= (${scopeId}, ${cursor}) AND ${id} <> ${cursor} AND ${s} <= ${scopeId}`,
-      orderBy: sql`ORDER BY ${id}`,
-    };
-  }
-  const cursor =
-    after === undefined
-      ? sql`(${s}, ${id}) < (${scopeId + 1}, ${first})`
-      : sql`(${s}, ${id}) <= (${scopeId}, ${after}) AND ${id} <> ${after}`;
-  const where = sql`${inScope} AND ${cursor} AND ${s} >= ${scopeId}`;
-  return { where, orderBy: sql`ORDER BY ${id} DESC` };
+  const newest = order === 'newest';
+  return {
+    where:
+      after === undefined
+        ? inScope
+        : newest
+          ? sql`${inScope} AND ${id} < ${after}`
+          : sql`${inScope} AND ${id} > ${after}`,
+    orderBy: newest ? sql`ORDER BY ${id} DESC` : sql`ORDER BY ${id}`,
+  };
 }

@@ -1,14 +1,15 @@
-import { Column, Entity } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { IdentityKey, Timestamp } from '@app/database';
 
 /** Time-partitioned (SCHEMA_EXCEPTIONS): its keys and indexes are the migrations' alone. */
 @Entity({ name: 'events', synchronize: false })
 export class DomainEventEntity {
+  /** The key leads with the account: (account_id, id). */
+  @PrimaryColumn('bigint', { name: 'account_id', primaryKeyConstraintName: 'events_pkey' })
+  accountId!: number;
+
   @IdentityKey('events')
   id!: number;
-
-  @Column('bigint', { name: 'account_id' })
-  accountId!: number;
 
   @Column('text')
   type!: string;

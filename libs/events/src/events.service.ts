@@ -18,7 +18,7 @@ export class EventsService {
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async list(accountId: number, q: EventListQuery): Promise<PublicEvent[]> {
-    const page = feedPage('e', 'account_id', accountId, q.order ?? 'oldest', q.after, 0);
+    const page = feedPage('e', 'account_id', accountId, q.order ?? 'oldest', q.after);
     const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
     const notAdmin = q.adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
     // A feed polled with a cursor: an event a replica has not replayed yet comes with the next poll.

@@ -38,6 +38,10 @@ const removed = new Counter({
 });
 
 /** One run across all workers (a job scheduler) every RETENTION_INTERVAL_MS; docs/storage.md has the partitions. */
+/** Any row of `table` created at `$1` (ms) or later: the table's BRIN index on created_at reads only its tail. */
+export const youngRowProbe = (table: string) =>
+  `SELECT 1 FROM ${table} WHERE created_at >= to_timestamp($1::double precision / 1000) LIMIT 1`;
+
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap {
   private readonly logger = new Logger(RetentionService.name);
@@ -100,7 +104,7 @@ export class RetentionService implements OnApplicationBootstrap {
         );
   }
 
-  /** A partition's newest row must be old too: a time-ordered id's period starts when the job moves its sequence up. */
+  /** Its rows must all be old too: a time-ordered id's period starts when the job moves its sequence up. */
   private async dropExpired(source: RetentionSource, h: PartitionedHistory): Promise<number> {
     const cutoff = Date.now() - source.keepDays(this.config) * 86_400_000;
     let n = 0;
@@ -108,11 +112,8 @@ export class RetentionService implements OnApplicationBootstrap {
       if (p.toMs > cutoff) break;
       const table = `"${p.name}"`;
       if (h.key === 'time-ordered-id') {
-        const [newest] = await this.dataSource.query(
-          `SELECT created_at >= to_timestamp($1::double precision / 1000) AS young FROM ${table} ORDER BY id DESC LIMIT 1`,
-          [cutoff],
-        );
-        if (newest?.young) continue;
+        const [young] = await this.dataSource.query(youngRowProbe(table), [cutoff]);
+        if (young) continue;
       }
       if (h.openRows) {
         const [open] = await this.dataSource.query(`SELECT 1 FROM ${table} WHERE ${h.openRows} LIMIT 1`);

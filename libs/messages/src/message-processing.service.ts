@@ -18,6 +18,7 @@ export const POISON_PREFIX = 'poison:';
 export class MessageRejectedError extends Error {}
 
 export interface MessageJob {
+  accountId: number;
   messageId: string;
   finalAttempt: boolean;
   /** The trace the job runs in: its message.processed event continues it. */
@@ -31,14 +32,15 @@ export const MESSAGE_COLUMNS = (t: string) =>
 
 /** Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned. */
 const CLAIM_SQL = `UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
-   WHERE m.id = ANY ($1::text[]) AND m.status IN ('queued', 'processing')
+    FROM unnest($1::bigint[], $2::text[]) AS v(account_id, id)
+   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
    RETURNING ${MESSAGE_COLUMNS('m')}`;
 
 /** A message another run finished meanwhile is left alone. */
 const FINISH_SQL = `UPDATE messages m
      SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
-    FROM unnest($1::text[], $2::int[], $3::text[]) AS v(id, characters, sha256)
-   WHERE m.id = v.id AND m.status = 'processing'
+    FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS v(account_id, id, characters, sha256)
+   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status = 'processing'
    RETURNING ${MESSAGE_COLUMNS('m')}`;
 
 /** A stand-in for real work: deterministic, and observable in the answer of GET /messages/{id}. */
@@ -67,6 +69,7 @@ export class MessageProcessingService {
   @OnJob(ProcessMessageJob)
   async process(payload: JobPayload<typeof ProcessMessageJob>, run: JobRun): Promise<void> {
     await this.batcher.submit({
+      accountId: payload.accountId,
       messageId: payload.messageId,
       finalAttempt: run.finalAttempt,
       traceparent: run.traceparent,
@@ -76,21 +79,23 @@ export class MessageProcessingService {
   // One UPDATE claims the batch, one transaction finishes it. Per job: undefined when done (or nothing was left to
   // do), else the error, which BullMQ retries or records.
   async processBatch(jobs: MessageJob[]): Promise<(Error | undefined)[]> {
-    const ids = [...new Set(jobs.map((j) => j.messageId))].sort();
-    const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids]);
-    const done: { id: string; characters: number; sha256: string }[] = [];
-    const errors = new Map<string, Error>();
+    const accountOf = new Map(jobs.map((j) => [j.messageId, j.accountId]));
+    const ids = [...accountOf.keys()].sort();
+    const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids.map((id) => accountOf.get(id)), ids]);
+    const done: { accountId: number; id: string; characters: number; sha256: string }[] = [];
+    const errors = new Map<string, { accountId: number; err: Error }>();
     for (const m of claimed) {
       try {
-        done.push({ id: m.id, ...processText(m.message) });
+        done.push({ accountId: m.accountId, id: m.id, ...processText(m.message) });
       } catch (err) {
-        errors.set(m.id, err as Error);
+        errors.set(m.id, { accountId: m.accountId, err: err as Error });
       }
     }
     if (done.length) {
       const traceparents = new Map(jobs.map((j) => [j.messageId, j.traceparent]));
       await this.tx.run(async (tx) => {
         const processed = await preparedQuery<Message>(tx.manager, FINISH_SQL, [
+          done.map((d) => d.accountId),
           done.map((d) => d.id),
           done.map((d) => d.characters),
           done.map((d) => d.sha256),
@@ -108,15 +113,15 @@ export class MessageProcessingService {
       });
     }
     // The rare failed attempts, one by one.
-    for (const [id, err] of errors) {
+    for (const [id, { accountId, err }] of errors) {
       const final = jobs.some((j) => j.messageId === id && j.finalAttempt);
-      await this.recordFailure(id, err, final);
+      await this.recordFailure(accountId, id, err, final);
     }
-    return jobs.map((j) => errors.get(j.messageId));
+    return jobs.map((j) => errors.get(j.messageId)?.err);
   }
 
   /** Back to queued until the retry, or failed (with its reason and event) after the last attempt. */
-  private async recordFailure(id: string, err: unknown, final: boolean): Promise<void> {
+  private async recordFailure(accountId: number, id: string, err: unknown, final: boolean): Promise<void> {
     // Only our own rejections are worded for API users; anything else stays in the log.
     const reason = err instanceof MessageRejectedError ? err.message : 'processing failed (internal error)';
     if (!(err instanceof MessageRejectedError))
@@ -125,9 +130,9 @@ export class MessageProcessingService {
       const [failed] = await preparedQuery<Message>(
         tx.manager,
         `UPDATE messages m SET status = $2, last_error = $3, failed_at = CASE WHEN $2 = 'failed' THEN now() END
-          WHERE m.id = $1 AND m.status = 'processing'
+          WHERE m.account_id = $4 AND m.id = $1 AND m.status = 'processing'
           RETURNING ${MESSAGE_COLUMNS('m')}`,
-        [id, final ? 'failed' : 'queued', reason],
+        [id, final ? 'failed' : 'queued', reason, accountId],
       );
       if (!failed || !final) return;
       await tx.emit({

@@ -20,12 +20,13 @@ export function newMessageId(now = Date.now()): string {
 @Check('messages_message_check', `char_length(message) BETWEEN 1 AND ${MESSAGE_MAX_LENGTH}`)
 @Check('messages_status_check', isIn('status', MESSAGE_STATUSES))
 export class MessageEntity {
-  /** COLLATE "C": compared byte by byte, so keyset pages follow creation order. */
-  @PrimaryColumn('text', { collation: 'C' })
-  id!: string;
-
-  @Column('bigint', { name: 'account_id' })
+  /** The key leads with the account: (account_id, id). */
+  @PrimaryColumn('bigint', { name: 'account_id', primaryKeyConstraintName: 'messages_pkey' })
   accountId!: number;
+
+  /** COLLATE "C": compared byte by byte, so keyset pages follow creation order. */
+  @PrimaryColumn('text', { collation: 'C', primaryKeyConstraintName: 'messages_pkey' })
+  id!: string;
 
   @Column('text')
   message!: string;

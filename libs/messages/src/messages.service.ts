@@ -84,7 +84,7 @@ export class MessagesService {
     accountId: number,
     q: { limit: number; after?: string; status?: MessageStatus; order?: FeedOrder },
   ): Promise<MessageView[]> {
-    const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after, '');
+    const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after);
     const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
     const rows = await preparedQuery<Message>(
       this.dataSource,

@@ -1,4 +1,4 @@
-import { Check, Column, Entity } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 import { IdentityKey, isIn, Timestamp } from '@app/database';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -8,14 +8,15 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Entity({ name: 'webhook_deliveries', synchronize: false })
 @Check('webhook_deliveries_status_check', isIn('status', DELIVERY_STATUSES))
 export class WebhookDeliveryEntity {
+  /** The key leads with the account: (account_id, id). */
+  @PrimaryColumn('bigint', { name: 'account_id', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
+  accountId!: number;
+
   @IdentityKey('webhook_deliveries')
   id!: number;
 
   @Column('bigint', { name: 'webhook_id' })
   webhookId!: number;
-
-  @Column('bigint', { name: 'account_id' })
-  accountId!: number;
 
   @Column('bigint', { name: 'event_id', nullable: true })
   eventId!: number | null;

@@ -30,11 +30,12 @@ interface DeliveryToSend extends WebhookDelivery {
 
 const DELIVERY_TO_SEND_SQL = `SELECT ${DELIVERY_COLUMNS},
     (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = d.event_id) x) AS event
+    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event
   FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
 
 /** Recorded with the others that finish at the same time. */
 interface DeliveredAttempt {
+  accountId: number;
   id: number;
   /** Attempts recorded before this one: the row changes only if nobody recorded it first. */
   attempts: number;
@@ -58,9 +59,9 @@ const MARK_DELIVERED_SQL = `WITH done AS (
        SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
            last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
            last_response_excerpt = u.excerpt
-      FROM unnest($1::bigint[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
-        AS u(id, attempts, status_code, at, duration_ms, excerpt)
-     WHERE d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
+      FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::timestamptz[], $6::int[], $7::text[])
+        AS u(account_id, id, attempts, status_code, at, duration_ms, excerpt)
+     WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
     RETURNING ${ATTEMPTED_COLUMNS}),
   logged AS (${LOG_ATTEMPTS})
   SELECT id FROM done`;
@@ -70,7 +71,7 @@ const UPDATE_DELIVERY_SQL = `WITH done AS (
     UPDATE webhook_deliveries d
        SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
            next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
-     WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
+     WHERE d.account_id = $12 AND d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
     RETURNING ${ATTEMPTED_COLUMNS}),
   logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
   SELECT id FROM done`;
@@ -186,6 +187,7 @@ export class WebhookDeliveryService {
     };
     if (result.ok) {
       const attempt = {
+        accountId: d.accountId,
         id: d.id,
         attempts: d.attempts,
         statusCode: result.statusCode,
@@ -217,6 +219,7 @@ export class WebhookDeliveryService {
   /** One statement, nothing else to commit with it: no transaction of its own. */
   private async markDelivered(batch: DeliveredAttempt[]): Promise<boolean[]> {
     const recorded = await preparedQuery<{ id: number }>(this.dataSource, MARK_DELIVERED_SQL, [
+      batch.map((a) => a.accountId),
       batch.map((a) => a.id),
       batch.map((a) => a.attempts),
       batch.map((a) => a.statusCode),
@@ -243,6 +246,7 @@ export class WebhookDeliveryService {
       next.deliveredAt,
       next.lastDurationMs,
       next.lastResponseExcerpt,
+      d.accountId,
     ]);
     return updated.length > 0;
   }

@@ -28,7 +28,7 @@ export class WebhookDeliveryAttemptsRetentionSource implements RetentionSource {
   readonly removeSql = batchRemoveSql(
     'webhook_delivery_attempts',
     'attempted_at',
-    'NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.delivery_id)',
+    'NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.account_id = r.account_id AND d.id = r.delivery_id)',
   );
 
   keepDays(config: AppConfig): number {

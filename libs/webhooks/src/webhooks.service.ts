@@ -233,7 +233,7 @@ export class WebhooksService {
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   async deliveries(accountId: number, webhookId: number, q: Page & { order?: FeedOrder }): Promise<DeliveryView[]> {
     await this.find(this.dataSource.manager, accountId, webhookId);
-    const page = feedPage('d', 'webhook_id', webhookId, q.order ?? 'oldest', q.after, 0);
+    const page = feedPage('d', 'webhook_id', webhookId, q.order ?? 'oldest', q.after);
     // A debugging view: a delivery attempted moments ago may show on the next call.
     const rows = await preparedQuery<WebhookDelivery>(
       this.replicas.forStaleRead(),

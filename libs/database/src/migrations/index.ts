@@ -16,6 +16,7 @@ import { WebhookDeliveryAttempts1764200000000 } from './1764200000000-webhook-de
 import { PetNameSearchIndex1764300000000 } from './1764300000000-pet-name-search-index';
 import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-history';
 import { ExplicitPartitionRanges1764500000000 } from './1764500000000-explicit-partition-ranges';
+import { TenantLeadingKeys1764600000000 } from './1764600000000-tenant-leading-keys';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   PetNameSearchIndex1764300000000,
   PartitionedHistory1764400000000,
   ExplicitPartitionRanges1764500000000,
+  TenantLeadingKeys1764600000000,
 ];
