@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
+import { feedPage, raw, Sql, sql } from '@app/database';
 import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
 import { measure } from './lib/load';
 import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
@@ -150,6 +151,13 @@ async function seed(pool: Pool, big: number, small: number): Promise<void> {
 const NAME_SEARCH_SQL = `SELECT p.id FROM pets p WHERE p.account_id = $1 AND p.id > $2 AND lower(p.name) LIKE $3
   ORDER BY p.account_id, p.id LIMIT 21`;
 
+/** A feed's first page as the services write it (feedPage), with a filter; the tenant is its first value. */
+function feedFirstPage(table: string, filter: Sql = raw('')): { sql: string; params: (tenant: number) => unknown[] } {
+  const page = feedPage('t', 'account_id', 0, 'oldest', undefined);
+  const q = sql`SELECT t.id FROM ${raw(table)} t WHERE ${page.where} ${filter} ${page.orderBy} LIMIT ${21}`;
+  return { sql: q.text, params: (t) => [t, ...q.values.slice(1)] };
+}
+
 /** The API's list queries and the worker's sweep and retention queries, as they are written. */
 function hotQueries(): { name: string; sql: string; params: (tenant: number) => unknown[]; custom?: boolean }[] {
   return [
@@ -161,26 +169,10 @@ function hotQueries(): { name: string; sql: string; params: (tenant: number) => 
     { name: 'pets, name search (3 chars)', sql: NAME_SEARCH_SQL, params: (t) => [t, 0, '%abc%'], custom: true },
     { name: 'pets, name search (6 chars)', sql: NAME_SEARCH_SQL, params: (t) => [t, 0, '%abcdef%'], custom: true },
     { name: 'pets, name search (no match)', sql: NAME_SEARCH_SQL, params: (t) => [t, 0, '%zqx%'], custom: true },
-    {
-      name: 'messages, first page',
-      sql: `SELECT id FROM messages m WHERE (m.account_id, m.id) > ($1, $2) AND m.account_id = $1 ORDER BY m.account_id, m.id LIMIT 21`,
-      params: (t) => [t, ''],
-    },
-    {
-      name: 'messages, by status',
-      sql: `SELECT id FROM messages m WHERE (m.account_id, m.id) > ($1, $2) AND m.account_id = $1 AND m.status = $3 ORDER BY m.account_id, m.id LIMIT 21`,
-      params: (t) => [t, '', 'failed'],
-    },
-    {
-      name: 'events, feed',
-      sql: `SELECT id FROM events e WHERE (e.account_id, e.id) > ($1, $2) AND e.account_id = $1 ORDER BY e.account_id, e.id LIMIT 21`,
-      params: (t) => [t, 0],
-    },
-    {
-      name: 'events, by type',
-      sql: `SELECT id FROM events e WHERE (e.account_id, e.id) > ($1, $2) AND e.account_id = $1 AND e.type = $3 ORDER BY e.account_id, e.id LIMIT 21`,
-      params: (t) => [t, 0, 'pet.created'],
-    },
+    { name: 'messages, first page', ...feedFirstPage('messages') },
+    { name: 'messages, by status', ...feedFirstPage('messages', sql`AND t.status = ${'failed'}`) },
+    { name: 'events, feed', ...feedFirstPage('events') },
+    { name: 'events, by type', ...feedFirstPage('events', sql`AND t.type = ${'pet.created'}`) },
     {
       name: 'sweep: messages due',
       sql: `SELECT id FROM messages WHERE status IN ('queued', 'processing') AND created_at < now() - make_interval(secs => $1::double precision / 1000) ORDER BY created_at, id LIMIT 500`,
