@@ -34,10 +34,11 @@ const MESSAGES: HistoryTable = { table: 'messages', column: 'id', key: 'message-
 const BASELINE = 'messages_unpartitioned';
 
 // The retention statement before partitioning (libs/messages/src/messages.retention.ts at 82dcaa4),
-// on the copy; the job ran it with $2 = 1,000 until a batch came back short.
+// on the copy; the job ran it with $2 = 1,000 until a batch came back short. Rows by ctid, as today's
+// batchRemoveSql does: with the key (account_id, id), no index finds a row by its id alone.
 const BATCH_DELETE = `WITH gone AS (
-    DELETE FROM ${BASELINE} WHERE id = ANY(ARRAY(
-      SELECT id FROM ${BASELINE}
+    DELETE FROM ${BASELINE} WHERE ctid = ANY(ARRAY(
+      SELECT ctid FROM ${BASELINE}
        WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => $1::double precision * 86400)
        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
     RETURNING account_id, id),
