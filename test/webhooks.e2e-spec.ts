@@ -5,6 +5,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { PetstoreClient } from '@petstore/client';
 import { EventFanOutService, generateWebhookSecret } from '@app/webhooks';
+import { rootLogger } from '@app/observability';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
@@ -738,7 +739,9 @@ describe('webhooks', () => {
   it('never writes a webhook secret to the logs', async () => {
     const logFile = api.config.logFile;
     expect(logFile).toBeDefined();
-    await sleep(200); // let the asynchronous log writer flush
+    await new Promise<void>((resolve, reject) =>
+      rootLogger(api.config, 'api').flush((err) => (err ? reject(err) : resolve())),
+    );
     const log = readFileSync(logFile as string, 'utf8');
     expect(secrets.length).toBeGreaterThan(5);
     for (const s of secrets) expect(log).not.toContain(s);

@@ -1,8 +1,12 @@
 import { EventEmitter } from 'node:events';
+import fs, { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import pino from 'pino';
-import { accessLog, PinoNestLogger } from './logger';
+import { AppConfig } from '@app/config';
+import { accessLog, LOG_FLUSH_MS, PinoNestLogger, rootLogger } from './logger';
 
 /** A pino logger writing JSON lines into an array. */
 function capture() {
@@ -80,3 +84,44 @@ describe('accessLog', () => {
     expect(sent['X-Request-Id']).toEqual(expect.stringMatching(/^[0-9a-f-]{36}$/));
   });
 });
+
+describe('rootLogger', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-logger-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const fileLogger = (app: string) => {
+    const logFile = join(dir, `${app}.log`);
+    return { logger: rootLogger({ logLevel: 'info', logFile } as AppConfig, app), logFile };
+  };
+  const linesIn = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+  it('writes lines that come one by one in batches, not one write each', async () => {
+    const write = jest.spyOn(fs, 'write');
+    try {
+      const { logger, logFile } = fileLogger('batched');
+      for (let i = 0; i < 30; i++) {
+        logger.info({ i }, 'request completed');
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      await eventually(() => linesIn(logFile).length === 30);
+      expect(write.mock.calls.length).toBeLessThanOrEqual(5);
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('writes a lone line within a flush interval or so', async () => {
+    const { logger, logFile } = fileLogger('lone');
+    logger.info('the only line');
+    const started = Date.now();
+    await eventually(() => linesIn(logFile).length === 1);
+    expect(Date.now() - started).toBeLessThan(LOG_FLUSH_MS * 10);
+  });
+});
+
+/** Polls `check` every 10 ms for up to 5 s. */
+async function eventually(check: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 5_000; !check();) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
