@@ -37,11 +37,11 @@ const removed = new Counter({
   labelNames: ['source'] as const,
 });
 
-/** One run across all workers (a job scheduler) every RETENTION_INTERVAL_MS; docs/storage.md has the partitions. */
 /** Any row of `table` created at `$1` (ms) or later: the table's BRIN index on created_at reads only its tail. */
 export const youngRowProbe = (table: string) =>
   `SELECT 1 FROM ${table} WHERE created_at >= to_timestamp($1::double precision / 1000) LIMIT 1`;
 
+/** One run across all workers (a job scheduler) every RETENTION_INTERVAL_MS; docs/storage.md has the partitions. */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap {
   private readonly logger = new Logger(RetentionService.name);

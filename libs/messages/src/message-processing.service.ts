@@ -83,12 +83,12 @@ export class MessageProcessingService {
     const ids = [...accountOf.keys()].sort();
     const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids.map((id) => accountOf.get(id)), ids]);
     const done: { accountId: number; id: string; characters: number; sha256: string }[] = [];
-    const errors = new Map<string, { accountId: number; err: Error }>();
+    const errors = new Map<string, Error>();
     for (const m of claimed) {
       try {
         done.push({ accountId: m.accountId, id: m.id, ...processText(m.message) });
       } catch (err) {
-        errors.set(m.id, { accountId: m.accountId, err: err as Error });
+        errors.set(m.id, err as Error);
       }
     }
     if (done.length) {
@@ -113,11 +113,11 @@ export class MessageProcessingService {
       });
     }
     // The rare failed attempts, one by one.
-    for (const [id, { accountId, err }] of errors) {
+    for (const [id, err] of errors) {
       const final = jobs.some((j) => j.messageId === id && j.finalAttempt);
-      await this.recordFailure(accountId, id, err, final);
+      await this.recordFailure(accountOf.get(id)!, id, err, final);
     }
-    return jobs.map((j) => errors.get(j.messageId)?.err);
+    return jobs.map((j) => errors.get(j.messageId));
   }
 
   /** Back to queued until the retry, or failed (with its reason and event) after the last attempt. */
