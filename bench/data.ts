@@ -12,20 +12,28 @@
 // Flags: --quick, --record (writes bench/results/YYYY-MM-DD-HHMM-data.md), --load-minutes N,
 // --only queries|history|plateau (repeatable), --history-rows N (default 10 M; --quick 1 M),
 // --seed-messages N (messages and events each beside the pets; default 10 M, --quick 1 M),
-// --partition-width-seconds N (default 3600), --history-retention-hours N (default 24).
+// --partition-width-seconds N (default 3600), --history-retention-hours N (default 24),
+// --search-shares 1,0.1 (NAME_SEARCH_ACCOUNT_SHARE values to compare with the default), --neighbour-rounds N (7),
+// --busy-core (a process spinning on a core through the noisy-neighbour rounds), --stand-in BUSY:IDLE (in the
+// noisy tenant's place, a process outside the service alternating BUSY ms of CPU and IDLE ms of sleep),
+// --noisy-lists N (the noisy tenant sends N plain list requests/s instead of its searches).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Pool } from 'pg';
+import { loadConfig } from '@app/config';
 import { feedPage, raw, Sql, sql } from '@app/database';
 import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
-import { measure } from './lib/load';
-import { Proc, sleep, startNode, waitForHttp } from './lib/proc';
+import { measure, Measurement } from './lib/load';
+import { percentile } from './lib/paced';
+import { coresBetween, cpuByProgram, cpuMs, pinLoadGenerator, Proc, sleep, startNode, waitForHttp } from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
+
+pinLoadGenerator();
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -52,7 +60,15 @@ const HISTORY = {
 };
 const LOAD_RATE = 200; // messages/s during the steady load
 const QUIET_RATE = 200; // the quiet tenant's list requests/s in the noisy-neighbour rounds
-const NEIGHBOUR_ROUNDS = 5;
+const SEARCH_RATE = 20; // name searches/s of the steady rows
+const NEIGHBOUR_ROUNDS = Number(option('--neighbour-rounds', '7'));
+/** Values of NAME_SEARCH_ACCOUNT_SHARE to compare with the product default in the noisy-neighbour rounds. */
+const SEARCH_SHARES = option('--search-shares', '').split(',').filter(Boolean);
+const BUSY_CORE = argv.includes('--busy-core');
+/** `--stand-in BUSY:IDLE`: in the noisy tenant's place, a process outside the service busy BUSY ms then idle IDLE ms in turn. */
+const STAND_IN = option('--stand-in', '');
+/** `--noisy-lists N`: the noisy tenant sends N plain list requests/s instead of its searches (the API's share of the interference). */
+const NOISY_LISTS = Number(option('--noisy-lists', '0'));
 const RETENTION_DAYS = 2 / (24 * 60); // 2 minutes
 
 const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_bench_data';
@@ -85,13 +101,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function start(app: 'api' | 'worker'): Promise<{ proc: Proc; url: string }> {
+async function start(app: 'api' | 'worker', extraEnv: Record<string, string> = {}): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const portVar = app === 'api' ? 'PORT' : 'WORKER_PORT';
   const proc = startNode(
-    app,
+    `${app}-${port}`,
     [`dist/apps/${app}/main.js`],
-    { ...env, [portVar]: String(port), LOG_FILE: join(tmp, `${app}.log`) },
+    { ...env, ...extraEnv, [portVar]: String(port), LOG_FILE: join(tmp, `${app}-${port}.log`) },
     tmp,
     app === 'api',
   );
@@ -290,6 +306,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
   }
 
   const api = await start('api');
+  const extraApis: Proc[] = [];
   try {
     // A steady rate, timed to the microsecond (bench/lib/paced.ts): autocannon's whole-millisecond p99s of 1-3 ms
     // made the ratio a matter of rounding.
@@ -309,59 +326,139 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       '',
       `## Name search at ${SEED.bigTenantPets.toLocaleString('en')} pets in one tenant`,
       '',
-      'The noisy tenant alone, `GET /v1/pets?limit=20&name=...` (2 connections, 5 s each; one answer, no next link, when fewer than 20 match):',
+      `The noisy tenant alone, \`GET /v1/pets?limit=20&name=...\` on 2 connections, at a steady ${SEARCH_RATE}/s for 15 s and as fast as answered for 5 s ` +
+        '(a flood, which the account\'s share of the clock paces once its burst is spent); one answer, no next link, when fewer than 20 match:',
       '',
-      '| search | p50 ms | p99 ms | req/s | non-2xx |',
-      '|---|---|---|---|---|',
+      `| search | p50 ms at ${SEARCH_RATE}/s | p99 ms at ${SEARCH_RATE}/s | flood: answered/s | flood: p99 ms | non-2xx |`,
+      '|---|---|---|---|---|---|',
     );
     const hex = () =>
       Math.floor(Math.random() * 4096)
         .toString(16)
         .padStart(3, '0');
+    // Warm the noisy tenant's index and heap pages and the API's search path, then let its burst refill.
+    await measure({ ...noisy, next: () => ({ path: `/v1/pets?limit=20&name=${hex()}` }) }, { connections: 2, warmupS: 0, durationS: 5 });
+    await sleep(5_000);
     for (const [what, name] of [
       ['3 characters (random hex: ~0.7 % of names)', hex],
       ['3 characters, no match', () => `zq${'xyz'[Math.floor(Math.random() * 3)]}`],
       ['6 characters (random hex)', () => hex() + hex()],
       ['2 characters (refused: 400)', () => hex().slice(1)],
     ] as const) {
-      const r = await measure(
-        { ...noisy, next: () => ({ path: `/v1/pets?limit=20&name=${name()}` }) },
-        { connections: 2, warmupS: 1, durationS: 5 },
+      const search = { ...noisy, next: () => ({ path: `/v1/pets?limit=20&name=${name()}` }) };
+      const steady = await measure({ ...search, rate: SEARCH_RATE }, { connections: 2, warmupS: 2, durationS: 15 });
+      const flood = await measure(search, { connections: 2, warmupS: 1, durationS: 5 });
+      md.push(
+        `| ${what} | ${steady.p50.toFixed(2)} | ${steady.p99.toFixed(2)} | ${Math.round(flood.rps)} | ${flood.p99} | ${steady.failures + flood.failures} |`,
       );
-      md.push(`| ${what} | ${r.p50} | ${r.p99} | ${Math.round(r.rps)} | ${r.failures} |`);
-      log(`name search, ${what}: p99 ${r.p99} ms`);
+      log(`name search, ${what}: p99 ${steady.p99.toFixed(2)} ms at ${SEARCH_RATE}/s, ${flood.p99} ms flooding`);
+      // The flood spent the account's burst: the next row starts with it whole again.
+      await sleep(5_000);
     }
-    const rounds: { alone: number; beside: number }[] = [];
+    // One API process per share compared (--search-shares), each round visiting them in turn.
+    const apis = [
+      { share: 'product default', api },
+      ...(await Promise.all(
+        SEARCH_SHARES.map(async (share) => ({ share, api: await start('api', { NAME_SEARCH_ACCOUNT_SHARE: share }) })),
+      )),
+    ];
+    extraApis.push(...apis.slice(1).map((a) => a.api.proc));
+    type Round = {
+      share: string;
+      alone: Measurement;
+      beside: Measurement;
+      searches: number;
+      cores: Record<string, number>;
+    };
+    const rounds: Round[] = [];
+    const programs = ['postgres', 'redis-server'];
+    const coresDuring = async <T>(pid: number, work: Promise<T>): Promise<[T, Record<string, number>]> => {
+      const [t0, api0, bench0, cpu0] = [Date.now(), cpuMs(pid), process.cpuUsage(), cpuByProgram(programs)];
+      const result = await work;
+      const [ms, cpu1, bench1] = [Date.now() - t0, cpuByProgram(programs), process.cpuUsage(bench0)];
+      const cores = coresBetween(cpu0, cpu1, ms);
+      return [result, { ...cores, api: (cpuMs(pid) - api0) / ms, bench: (bench1.user + bench1.system) / 1000 / ms }];
+    };
+    // --busy-core: a process spinning on a core throughout, as a busy database host would have.
+    const spinner = BUSY_CORE ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }) : undefined;
+    process.once('exit', () => spinner?.kill('SIGKILL'));
     for (let round = 0; round < NEIGHBOUR_ROUNDS; round++) {
-      const alone = await measure(quiet, { connections: 2, warmupS: 1, durationS: 5 });
-      const load = measure(noisy, { connections: 20, warmupS: 0, durationS: 7 });
-      await sleep(1_000);
-      const beside = await measure(quiet, { connections: 2, warmupS: 0, durationS: 5 });
-      await load;
-      rounds.push({ alone: alone.p99, beside: beside.p99 });
-      log(
-        `noisy neighbour round ${round + 1}: p99 ${alone.p99.toFixed(2)} ms alone, ${beside.p99.toFixed(2)} ms beside 20 searches`,
-      );
+      for (const { share, api: target } of apis) {
+        const at = (t: typeof quiet | typeof noisy) => ({ ...t, url: t.url.replace(api.url, target.url) });
+        const alone = await measure(at(quiet), { connections: 2, warmupS: 1, durationS: 5 });
+        const load = NOISY_LISTS
+          ? measure({ ...at(noisy), next: undefined, url: at(quiet).url, rate: NOISY_LISTS }, { connections: 20, warmupS: 0, durationS: 7 })
+          : STAND_IN
+            ? standIn(STAND_IN, 7)
+            : measure(at(noisy), { connections: 20, warmupS: 0, durationS: 7 });
+        await sleep(1_000);
+        const [beside, cores] = await coresDuring(
+          target.proc.pid,
+          measure(at(quiet), { connections: 2, warmupS: 0, durationS: 5 }),
+        );
+        const searches = (await load).rps;
+        rounds.push({ share, alone, beside, searches, cores });
+        log(
+          `noisy neighbour round ${round + 1}, share ${share}: p99 ${alone.p99.toFixed(2)} ms alone, ` +
+            `${beside.p99.toFixed(2)} ms beside ${Math.round(searches)} searches/s; cores ` +
+            JSON.stringify(cores, (_k, v) => (typeof v === 'number' ? +v.toFixed(2) : v)),
+        );
+      }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const ratio = median(rounds.map((r) => r.beside / r.alone));
+    spinner?.kill('SIGKILL');
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     md.push(
       '',
       '## Noisy neighbour',
       '',
-      `The quiet tenant's \`GET /v1/pets?limit=20\` at a steady ${QUIET_RATE}/s (2 connections) alone, then while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 3-6 characters. Paired rounds:`,
+      `The quiet tenant's \`GET /v1/pets?limit=20\` at a steady ${QUIET_RATE}/s (2 connections) alone, then while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 3-6 characters. ` +
+        'Paired rounds; the cores each part kept busy while beside the searches (the API is pinned to one core, the load generator, this process, to the other). ' +
+        (BUSY_CORE ? '**With one more process spinning on a core all along (`--busy-core`).** ' : '') +
+        (NOISY_LISTS ? `**No searches: the noisy tenant sends ${NOISY_LISTS} plain list requests/s instead (\`--noisy-lists\`).** ` : '') +
+        (STAND_IN
+          ? `**No searches: in their place, a process outside the service busy ${STAND_IN.split(':')[0]} ms and idle ${STAND_IN.split(':')[1]} ms in turn (\`--stand-in ${STAND_IN}\`).** `
+          : '') +
+        `\`share\` is the API's \`NAME_SEARCH_ACCOUNT_SHARE\` (product default: ${loadConfig(env).nameSearchSlots.share}):`,
       '',
-      '| round | p99 alone (ms) | p99 beside (ms) | ratio |',
-      '|---|---|---|---|',
+      '| round | share | p99 alone (ms) | p99 beside (ms) | ratio | searches answered/s | cores: machine | Postgres | API | bench | Redis |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...rounds.map(
-        (r, i) => `| ${i + 1} | ${r.alone.toFixed(2)} | ${r.beside.toFixed(2)} | ${(r.beside / r.alone).toFixed(2)} |`,
+        (r, i) =>
+          `| ${Math.floor(i / apis.length) + 1} | ${r.share} | ${r.alone.p99.toFixed(2)} | ${r.beside.p99.toFixed(2)} | ${(r.beside.p99 / r.alone.p99).toFixed(2)} | ${Math.round(r.searches)} | ` +
+          ['machine', 'postgres', 'api', 'bench', 'redis-server'].map((k) => (r.cores[k] ?? 0).toFixed(2)).join(' | ') +
+          ' |',
       ),
       '',
-      `Median ratio: **${ratio.toFixed(2)}x** (goal <= 1.5x).`,
+      ...apis.map(({ share }) => {
+        const mine = rounds.filter((r) => r.share === share);
+        const pooled = (side: 'alone' | 'beside') => percentile(mine.flatMap((r) => r[side].latenciesMs ?? []), 99);
+        return (
+          `Share ${share}: median of the rounds' ratios **${median(mine.map((r) => r.beside.p99 / r.alone.p99)).toFixed(2)}x**; ` +
+          `p99 of all rounds' answers pooled, ${pooled('alone').toFixed(2)} ms alone and ${pooled('beside').toFixed(2)} ms beside: ` +
+          `**${(pooled('beside') / pooled('alone')).toFixed(2)}x** (goal <= 1.5x); searches answered: ${Math.round(median(mine.map((r) => r.searches)))}/s.`
+        );
+      }),
     );
   } finally {
-    await api.proc.stop();
+    await Promise.all([api.proc, ...extraApis].map((p) => p.stop()));
   }
+}
+
+/** A process outside the service that alternates `busy` ms of CPU with `idle` ms of sleep for `seconds`. */
+async function standIn(pattern: string, seconds: number): Promise<{ rps: number }> {
+  const [busy, idle] = pattern.split(':').map(Number);
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const end = Date.now() + ${seconds * 1000};
+       (function tick() { const t = Date.now(); while (Date.now() - t < ${busy}); if (Date.now() < end) setTimeout(tick, ${idle}); })();`,
+    ],
+    { stdio: 'ignore' },
+  );
+  process.once('exit', () => child.kill('SIGKILL'));
+  await new Promise((resolve) => child.once('exit', resolve));
+  return { rps: 0 };
 }
 
 /** A fresh database under a steady message load with a short retention: its sizes every 30 s. */
@@ -442,6 +539,8 @@ function perMessage(samples: Record<string, number>[]): string {
 async function main(): Promise<void> {
   const md: string[] = [
     `# Data-scale bench, ${new Date().toISOString().slice(0, 16)}Z${QUICK ? ' (--quick)' : ''}`,
+    '',
+    `Node ${process.version} (the bench and the apps it starts), \`${process.argv.slice(2).join(' ')}\`.`,
     '',
   ];
   if (runs('queries')) await queriesAndNeighbours(md);

@@ -1,5 +1,5 @@
 // `npm run bench`: baselines and the service's hot paths in one run; flags in docs/internals/benchmarks.md.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -12,7 +12,7 @@ import { loadConfig } from '@app/config';
 import { accountPage, raw, sql } from '@app/database';
 import { measure, Measurement, send, Target } from './lib/load';
 import { pairedRounds } from './lib/paired';
-import { cpuMs, HAS_TASKSET, LOAD_CORE, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import { cpuMs, HAS_TASKSET, pinLoadGenerator, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import {
   BenchStoreRefused,
   createAccount,
@@ -52,18 +52,7 @@ const option = (name: string, fallback: string) => {
   return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
 };
 
-// Pin this process (the load generator) to its core, once, by re-executing under taskset.
-if (HAS_TASKSET && !process.env.BENCH_PINNED) {
-  const r = spawnSync(
-    'taskset',
-    ['-c', String(LOAD_CORE), process.execPath, ...process.execArgv, ...process.argv.slice(1)],
-    {
-      stdio: 'inherit',
-      env: { ...process.env, BENCH_PINNED: '1' },
-    },
-  );
-  process.exit(r.status ?? 1);
-}
+pinLoadGenerator();
 
 const QUICK = flag('--quick');
 const RECORD = flag('--record');

@@ -1,5 +1,5 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The load generator (this process) runs on core 1. */
@@ -14,6 +14,17 @@ export const HAS_TASKSET = (() => {
     return false;
   }
 })();
+
+/** Runs this process (the load generator) on its own core: re-executes it under taskset, once. */
+export function pinLoadGenerator(): void {
+  if (!HAS_TASKSET || process.env.BENCH_PINNED) return;
+  const r = spawnSync(
+    'taskset',
+    ['-c', String(LOAD_CORE), process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } },
+  );
+  process.exit(r.status ?? 1);
+}
 
 /** The bench-only servers import TypeScript sources. */
 export const TS_NODE = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
@@ -134,4 +145,40 @@ export class RssSampler {
     this.sample();
     return this.peak;
   }
+}
+
+/** CPU ms so far: the machine's busy time, and each process of the named programs (Postgres backends, say). */
+export function cpuByProgram(names: string[]): { machine: number; processes: Map<number, { name: string; ms: number }> } {
+  const processes = new Map<number, { name: string; ms: number }>();
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const name = names.find((n) => comm.startsWith(n));
+      if (name) processes.set(Number(pid), { name, ms: cpuMs(Number(pid)) });
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  // /proc/stat's first line: user nice system idle iowait irq softirq steal ... in ticks.
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { machine: ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS, processes };
+}
+
+/** Cores each program kept busy between two `cpuByProgram` readings `ms` apart (a process that ended in between is left out). */
+export function coresBetween(
+  before: ReturnType<typeof cpuByProgram>,
+  after: ReturnType<typeof cpuByProgram>,
+  ms: number,
+): Record<string, number> {
+  const cores: Record<string, number> = { machine: (after.machine - before.machine) / ms };
+  for (const [pid, { name, ms: used }] of after.processes) {
+    cores[name] = (cores[name] ?? 0) + (used - (before.processes.get(pid)?.ms ?? 0)) / ms;
+  }
+  return cores;
 }

@@ -1,32 +1,95 @@
+export interface AccountSlotsOptions {
+  /** Reads of one account running at once. */
+  concurrency: number;
+  /** Share of the time one account's reads may fill, on average (0.25: a quarter); unset: no pacing. */
+  share?: number;
+  /** Read time (ms) an idle account may spend at once before its share applies. */
+  burstMs?: number;
+}
+
+interface Account {
+  active: number;
+  waiting: (() => void)[];
+  /** Read time (ms) the account may still spend; below zero, what it has overspent. */
+  credit: number;
+  at: number;
+  timer?: NodeJS.Timeout;
+}
+
 /**
- * At most `limit` of one account's expensive reads run at once in this process; the others wait
- * their turn, in order, without holding a database connection. One tenant's flood of name
- * searches then occupies `limit` connections and cores, not the whole pool: other tenants'
- * requests keep their latency (bench:data, "Noisy neighbour").
+ * At most `concurrency` of one account's expensive reads run at once in this process, and over time
+ * they fill at most `share` of the clock (a token bucket of read time, `burstMs` deep); the others
+ * wait their turn, in order, without holding a database connection. One tenant's flood of name
+ * searches then occupies part of one connection and core, not the pool or the machine: other
+ * tenants' requests keep their latency (bench:data, "Noisy neighbour").
  */
 export class AccountSlots {
-  private readonly accounts = new Map<number, { active: number; waiting: (() => void)[] }>();
+  private readonly accounts = new Map<number, Account>();
+  private readonly share: number;
+  private readonly burstMs: number;
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly options: AccountSlotsOptions) {
+    this.share = options.share ?? Infinity;
+    this.burstMs = options.burstMs ?? 0;
+  }
 
   async run<T>(accountId: number, work: () => Promise<T>): Promise<T> {
-    let slots = this.accounts.get(accountId);
-    if (!slots) this.accounts.set(accountId, (slots = { active: 0, waiting: [] }));
-    if (slots.active < this.limit) slots.active++;
-    else await new Promise<void>((resolve) => slots.waiting.push(resolve));
+    const account = this.account(accountId);
+    await new Promise<void>((resolve) => {
+      account.waiting.push(resolve);
+      this.startWaiting(accountId, account);
+    });
+    const started = Date.now();
     try {
       return await work();
     } finally {
-      const next = slots.waiting.shift();
-      // The slot passes straight to the next waiter; the last one out forgets the account.
-      if (next) next();
-      else if (--slots.active === 0) this.accounts.delete(accountId);
+      this.refill(account);
+      if (this.share !== Infinity) account.credit -= Date.now() - started;
+      account.active--;
+      this.startWaiting(accountId, account);
     }
   }
 
   /** Reads of `accountId` running or waiting (for tests and metrics). */
   load(accountId: number): { active: number; waiting: number } {
-    const slots = this.accounts.get(accountId);
-    return { active: slots?.active ?? 0, waiting: slots?.waiting.length ?? 0 };
+    const account = this.accounts.get(accountId);
+    return { active: account?.active ?? 0, waiting: account?.waiting.length ?? 0 };
+  }
+
+  /** Accounts this process keeps a balance for (for tests and metrics). */
+  get tracked(): number {
+    return this.accounts.size;
+  }
+
+  private account(accountId: number): Account {
+    let account = this.accounts.get(accountId);
+    if (!account) this.accounts.set(accountId, (account = { active: 0, waiting: [], credit: this.burstMs, at: Date.now() }));
+    clearTimeout(account.timer);
+    return account;
+  }
+
+  private refill(account: Account): void {
+    const now = Date.now();
+    if (this.share !== Infinity) account.credit = Math.min(this.burstMs, account.credit + (now - account.at) * this.share);
+    account.at = now;
+  }
+
+  /** Starts waiters while slots are free and the account owes no time; else sets a timer for when it will. */
+  private startWaiting(accountId: number, account: Account): void {
+    clearTimeout(account.timer);
+    this.refill(account);
+    while (account.waiting.length && account.active < this.options.concurrency) {
+      if (account.credit < 0) {
+        account.timer = setTimeout(() => this.startWaiting(accountId, account), -account.credit / this.share).unref();
+        return;
+      }
+      account.active++;
+      (account.waiting.shift() as () => void)();
+    }
+    if (account.active || account.waiting.length) return;
+    // An idle account is forgotten once its credit is whole again, so forgetting gives it nothing.
+    const untilWhole = this.share === Infinity ? 0 : (this.burstMs - account.credit) / this.share;
+    if (untilWhole <= 0) this.accounts.delete(accountId);
+    else account.timer = setTimeout(() => this.accounts.delete(accountId), untilWhole).unref();
   }
 }

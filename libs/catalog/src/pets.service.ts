@@ -26,7 +26,7 @@ export const NAME_SEARCH_MIN_LENGTH = 3;
 
 @Injectable()
 export class PetsService {
-  /** A tenant's parallel name searches take turns (a rare substring's search reads the index, a common one's the page). */
+  /** A tenant's name searches take turns and a share of the clock (a rare substring's search reads the index, a common one's the page). */
   private readonly searchSlots: AccountSlots;
 
   constructor(
@@ -34,7 +34,7 @@ export class PetsService {
     private readonly transactions: TransactionService,
     config: AppConfig,
   ) {
-    this.searchSlots = new AccountSlots(config.nameSearchAccountConcurrency);
+    this.searchSlots = new AccountSlots(config.nameSearchSlots);
   }
 
   /**

@@ -117,6 +117,17 @@ describe('PARTITION_WIDTH_SECONDS / PARTITIONS_AHEAD', () => {
   });
 });
 
+describe('NAME_SEARCH_ACCOUNT_*', () => {
+  it("runs one of an account's searches at once, within a quarter of the clock after a 1 s burst, by default", () => {
+    expect(loadConfig({}).nameSearchSlots).toEqual({ concurrency: 1, share: 0.25, burstMs: 1000 });
+  });
+
+  it('refuses a share of the clock outside (0, 1], naming the variable', () => {
+    expect(() => loadConfig({ NAME_SEARCH_ACCOUNT_SHARE: '0' })).toThrow(/NAME_SEARCH_ACCOUNT_SHARE/);
+    expect(() => loadConfig({ NAME_SEARCH_ACCOUNT_SHARE: '1.5' })).toThrow(/NAME_SEARCH_ACCOUNT_SHARE/);
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('trusts no proxy by default, one hop for true, N hops for a number', () => {
     expect(loadConfig({}).trustProxy).toBe(0);

@@ -103,6 +103,9 @@ const schema = z.object({
   PARTITION_WIDTH_SECONDS: positiveInt.default(86_400),
   PARTITIONS_AHEAD: positiveInt.default(2),
   NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
+  // Of the clock, per API process: one tenant's sustained searches leave the rest of a core to others.
+  NAME_SEARCH_ACCOUNT_SHARE: z.coerce.number().positive().max(1).default(0.25),
+  NAME_SEARCH_ACCOUNT_BURST_MS: nonNegativeInt.default(1000),
   RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
   USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
@@ -314,7 +317,8 @@ export class AppConfig {
     partitionsAhead: number;
   };
   readonly usageAggregationIntervalMs: number;
-  readonly nameSearchAccountConcurrency: number;
+  /** One account's name searches per API process: at once, and their share of the clock (libs/catalog AccountSlots). */
+  readonly nameSearchSlots: { concurrency: number; share: number; burstMs: number };
   readonly demoSeed: boolean;
   readonly queueDashboardToken?: string;
   /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
@@ -391,7 +395,11 @@ export class AppConfig {
       partitionsAhead: e.PARTITIONS_AHEAD,
     };
     this.usageAggregationIntervalMs = e.USAGE_AGGREGATION_INTERVAL_MS;
-    this.nameSearchAccountConcurrency = e.NAME_SEARCH_ACCOUNT_CONCURRENCY;
+    this.nameSearchSlots = {
+      concurrency: e.NAME_SEARCH_ACCOUNT_CONCURRENCY,
+      share: e.NAME_SEARCH_ACCOUNT_SHARE,
+      burstMs: e.NAME_SEARCH_ACCOUNT_BURST_MS,
+    };
     this.demoSeed = e.DEMO_SEED;
     this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;
     this.tracing = {
