@@ -23,14 +23,24 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { loadConfig } from '@app/config';
 import { feedPage, raw, Sql, sql } from '@app/database';
 import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
 import { measure, Measurement } from './lib/load';
 import { percentile } from './lib/paced';
-import { coresBetween, cpuByProgram, cpuMs, pinLoadGenerator, Proc, sleep, startNode, waitForHttp } from './lib/proc';
+import {
+  coresBetween,
+  cpuByProgram,
+  cpuMs,
+  pinLoadGenerator,
+  Proc,
+  sleep,
+  spawnNodeScript,
+  startNode,
+  waitForHttp,
+} from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
 
 pinLoadGenerator();
@@ -380,8 +390,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       return [result, { ...cores, api: (cpuMs(pid) - api0) / ms, bench: (bench1.user + bench1.system) / 1000 / ms }];
     };
     // --busy-core: a process spinning on a core throughout, as a busy database host would have.
-    const spinner = BUSY_CORE ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }) : undefined;
-    process.once('exit', () => spinner?.kill('SIGKILL'));
+    const spinner = BUSY_CORE ? spawnNodeScript('for (;;) {}') : undefined;
     for (let round = 0; round < NEIGHBOUR_ROUNDS; round++) {
       for (const { share, api: target } of apis) {
         const at = (t: typeof quiet | typeof noisy) => ({ ...t, url: t.url.replace(api.url, target.url) });
@@ -447,16 +456,10 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
 /** A process outside the service that alternates `busy` ms of CPU with `idle` ms of sleep for `seconds`. */
 async function standIn(pattern: string, seconds: number): Promise<{ rps: number }> {
   const [busy, idle] = pattern.split(':').map(Number);
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const end = Date.now() + ${seconds * 1000};
-       (function tick() { const t = Date.now(); while (Date.now() - t < ${busy}); if (Date.now() < end) setTimeout(tick, ${idle}); })();`,
-    ],
-    { stdio: 'ignore' },
+  const child = spawnNodeScript(
+    `const end = Date.now() + ${seconds * 1000};
+     (function tick() { const t = Date.now(); while (Date.now() - t < ${busy}); if (Date.now() < end) setTimeout(tick, ${idle}); })();`,
   );
-  process.once('exit', () => child.kill('SIGKILL'));
   await new Promise((resolve) => child.once('exit', resolve));
   return { rps: 0 };
 }

@@ -40,6 +40,14 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
+/** A `node -e` script beside the bench (a CPU stand-in), killed with the driver like the servers. */
+export function spawnNodeScript(code: string): ChildProcess {
+  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
 /** `pinned` false: every core (a section with no load generator to keep apart). */
 export function startNode(
   name: string,
@@ -109,12 +117,16 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
 // Steadier than requests/s on a shared machine, which depend on the share of the core we get.
 export function cpuMs(pid: number): number {
   try {
-    // utime and stime are the 12th and 13th fields after the command name.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    return cpuMsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return NaN;
   }
+}
+
+/** CPU ms in a /proc/<pid>/stat line: utime and stime are the 12th and 13th fields after the command name. */
+function cpuMsOfStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 const CLOCK_TICKS = (() => {
@@ -155,7 +167,7 @@ export function cpuByProgram(names: string[]): { machine: number; processes: Map
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const name = names.find((n) => comm.startsWith(n));
-      if (name) processes.set(Number(pid), { name, ms: cpuMs(Number(pid)) });
+      if (name) processes.set(Number(pid), { name, ms: cpuMsOfStat(stat) });
     } catch {
       // The process ended between the listing and the read.
     }

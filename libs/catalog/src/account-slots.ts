@@ -44,7 +44,7 @@ export class AccountSlots {
       return await work();
     } finally {
       this.refill(account);
-      if (this.share !== Infinity) account.credit -= Date.now() - started;
+      account.credit -= Date.now() - started;
       account.active--;
       this.startWaiting(accountId, account);
     }
@@ -64,13 +64,14 @@ export class AccountSlots {
   private account(accountId: number): Account {
     let account = this.accounts.get(accountId);
     if (!account) this.accounts.set(accountId, (account = { active: 0, waiting: [], credit: this.burstMs, at: Date.now() }));
-    clearTimeout(account.timer);
     return account;
   }
 
+  /** Without a share the credit is always whole again; with one it grows with the clock up to the burst. */
   private refill(account: Account): void {
     const now = Date.now();
-    if (this.share !== Infinity) account.credit = Math.min(this.burstMs, account.credit + (now - account.at) * this.share);
+    account.credit =
+      this.share === Infinity ? this.burstMs : Math.min(this.burstMs, account.credit + (now - account.at) * this.share);
     account.at = now;
   }
 
@@ -88,7 +89,7 @@ export class AccountSlots {
     }
     if (account.active || account.waiting.length) return;
     // An idle account is forgotten once its credit is whole again, so forgetting gives it nothing.
-    const untilWhole = this.share === Infinity ? 0 : (this.burstMs - account.credit) / this.share;
+    const untilWhole = (this.burstMs - account.credit) / this.share;
     if (untilWhole <= 0) this.accounts.delete(accountId);
     else account.timer = setTimeout(() => this.accounts.delete(accountId), untilWhole).unref();
   }
