@@ -13,7 +13,7 @@
 // --only queries|history|plateau (repeatable), --history-rows N (default 10 M; --quick 1 M),
 // --seed-messages N (messages and events each beside the pets; default 10 M, --quick 1 M),
 // --partition-width-seconds N (default 3600), --history-retention-hours N (default 24),
-// --search-shares 1,0.1 (NAME_SEARCH_ACCOUNT_SHARE values to compare with the default), --neighbour-rounds N (7),
+// --api-env NAME=VALUE (repeatable: one more API process with that variable, compared with the default), --neighbour-rounds N (7),
 // --busy-core (a process spinning on a core through the noisy-neighbour rounds), --stand-in BUSY:IDLE (in the
 // noisy tenant's place, a process outside the service alternating BUSY ms of CPU and IDLE ms of sleep),
 // --noisy-lists N (the noisy tenant sends N plain list requests/s instead of its searches).
@@ -23,19 +23,21 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { loadConfig } from '@app/config';
 import { feedPage, raw, Sql, sql } from '@app/database';
 import { DatabaseCost, partitionedHistory, tableSizes } from './lib/history';
-import { measure, Measurement } from './lib/load';
-import { percentile } from './lib/paced';
+import { measure } from './lib/load';
+import { PacedClient, percentile } from './lib/paced';
 import {
   coresBetween,
   cpuByProgram,
   cpuMs,
   pinLoadGenerator,
   Proc,
+  rssMb,
   sleep,
   spawnNodeScript,
   startNode,
@@ -72,8 +74,12 @@ const LOAD_RATE = 200; // messages/s during the steady load
 const QUIET_RATE = 200; // the quiet tenant's list requests/s in the noisy-neighbour rounds
 const SEARCH_RATE = 20; // name searches/s of the steady rows
 const NEIGHBOUR_ROUNDS = Number(option('--neighbour-rounds', '7'));
-/** Values of NAME_SEARCH_ACCOUNT_SHARE to compare with the product default in the noisy-neighbour rounds. */
-const SEARCH_SHARES = option('--search-shares', '').split(',').filter(Boolean);
+// A noisy-neighbour round: the noisy tenant's load comes and goes in WINDOWS windows of WINDOW_S
+// seconds while the quiet tenant's runs throughout; an answer counts for the window its request was
+// due in, unless due in the window's first SETTLE_MS (the searches starting, or still draining).
+const [WINDOWS, WINDOW_S, SETTLE_MS] = [3, 3, 1000];
+/** `--api-env NAME=VALUE` (repeatable): one more API process with that variable, compared with the product default in the noisy-neighbour rounds. */
+const API_ENVS = argv.flatMap((a, i) => (argv[i - 1] === '--api-env' ? [a] : []));
 const BUSY_CORE = argv.includes('--busy-core');
 /** `--stand-in BUSY:IDLE`: in the noisy tenant's place, a process outside the service busy BUSY ms then idle IDLE ms in turn. */
 const STAND_IN = option('--stand-in', '');
@@ -111,19 +117,44 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function start(app: 'api' | 'worker', extraEnv: Record<string, string> = {}): Promise<{ proc: Proc; url: string }> {
-  const port = await freePort();
+async function start(
+  app: 'api' | 'worker',
+  extraEnv: Record<string, string> = {},
+): Promise<{ proc: Proc; url: string; metricsUrl: string }> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
   const portVar = app === 'api' ? 'PORT' : 'WORKER_PORT';
   const proc = startNode(
     `${app}-${port}`,
     [`dist/apps/${app}/main.js`],
-    { ...env, ...extraEnv, [portVar]: String(port), LOG_FILE: join(tmp, `${app}-${port}.log`) },
+    {
+      ...env,
+      ...extraEnv,
+      [portVar]: String(port),
+      METRICS_PORT: String(metricsPort),
+      LOG_FILE: join(tmp, `${app}-${port}.log`),
+    },
     tmp,
     app === 'api',
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/health/ready`, proc, 120_000);
-  return { proc, url };
+  return { proc, url, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+}
+
+/** GC pause time since the process started, and event-loop delay since the previous scrape (prom-client resets it). */
+async function loopStats(metricsUrl: string): Promise<{ gcMs: number; delayP99Ms: number; delayMaxMs: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const values = (name: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(`petstore_${name}`))
+      .map((line) => Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return {
+    gcMs: sum(values('nodejs_gc_duration_seconds_sum')),
+    delayP99Ms: values('nodejs_eventloop_lag_p99_seconds ')[0],
+    delayMaxMs: values('nodejs_eventloop_lag_max_seconds ')[0],
+  };
 }
 
 /** Many tenants' rows, inserted set-wise in chunks (a few minutes at full scale). */
@@ -365,84 +396,150 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       // The flood spent the account's burst: the next row starts with it whole again.
       await sleep(5_000);
     }
-    // One API process per share compared (--search-shares), each round visiting them in turn.
+    // One API process per variant compared (--api-env), each round visiting them in turn.
     const apis = [
-      { share: 'product default', api },
+      { variant: 'product default', api },
       ...(await Promise.all(
-        SEARCH_SHARES.map(async (share) => ({ share, api: await start('api', { NAME_SEARCH_ACCOUNT_SHARE: share }) })),
+        API_ENVS.map(async (variant) => {
+          const [name, ...value] = variant.split('=');
+          return { variant, api: await start('api', { [name]: value.join('=') }) };
+        }),
       )),
     ];
     extraApis.push(...apis.slice(1).map((a) => a.api.proc));
+    type Side = 'alone' | 'beside';
+    type LoopWindow = { gcMs: number; delayP99Ms: number; delayMaxMs: number; benchDelayMaxMs: number };
+    type Window = { side: Side; from: number; to: number; cores: Record<string, number>; loop: LoopWindow };
     type Round = {
-      share: string;
-      alone: Measurement;
-      beside: Measurement;
+      variant: string;
+      latencies: Record<Side, number[]>;
       searches: number;
+      /** Averaged over the round's windows beside the searches. */
       cores: Record<string, number>;
+      /** Summed (GC) or the highest (delays) over each side's windows. */
+      loop: Record<Side, LoopWindow>;
+      apiRssMb: number;
     };
     const rounds: Round[] = [];
+    const p99 = (r: Round, side: Side) => percentile(r.latencies[side], 99);
     const programs = ['postgres', 'redis-server'];
-    const coresDuring = async <T>(pid: number, work: Promise<T>): Promise<[T, Record<string, number>]> => {
-      const [t0, api0, bench0, cpu0] = [Date.now(), cpuMs(pid), process.cpuUsage(), cpuByProgram(programs)];
-      const result = await work;
-      const [ms, cpu1, bench1] = [Date.now() - t0, cpuByProgram(programs), process.cpuUsage(bench0)];
-      const cores = coresBetween(cpu0, cpu1, ms);
-      return [result, { ...cores, api: (cpuMs(pid) - api0) / ms, bench: (bench1.user + bench1.system) / 1000 / ms }];
+    // One window of the round: the cores each part kept busy, and the API's GC and event-loop delay.
+    const windowOf = async <T>(
+      side: Side,
+      target: { proc: Proc; metricsUrl: string },
+      work: () => Promise<T>,
+    ): Promise<[T, Window]> => {
+      const pid = target.proc.pid;
+      const loop0 = await loopStats(target.metricsUrl);
+      const benchLoop = monitorEventLoopDelay({ resolution: 5 });
+      benchLoop.enable();
+      const wallClock = () => performance.timeOrigin + performance.now(); // as PacedClient's dueAtMs
+      const [from, api0, bench0, cpu0] = [wallClock(), cpuMs(pid), process.cpuUsage(), cpuByProgram(programs)];
+      const result = await work();
+      const [to, cpu1, bench1] = [wallClock(), cpuByProgram(programs), process.cpuUsage(bench0)];
+      benchLoop.disable();
+      const loop1 = await loopStats(target.metricsUrl);
+      const ms = to - from;
+      const cores = {
+        ...coresBetween(cpu0, cpu1, ms),
+        api: (cpuMs(pid) - api0) / ms,
+        bench: (bench1.user + bench1.system) / 1000 / ms,
+      };
+      const loop = { ...loop1, gcMs: loop1.gcMs - loop0.gcMs, benchDelayMaxMs: benchLoop.max / 1e6 };
+      return [result, { side, from, to, cores, loop }];
     };
+    // The quiet tenant is a client of its own: the noisy tenant's load generator and its garbage are elsewhere.
+    const quietClient = await PacedClient.start();
     // --busy-core: a process spinning on a core throughout, as a busy database host would have.
     const spinner = BUSY_CORE ? spawnNodeScript('for (;;) {}') : undefined;
     for (let round = 0; round < NEIGHBOUR_ROUNDS; round++) {
-      for (const { share, api: target } of apis) {
+      for (const { variant, api: target } of apis) {
         const at = (t: typeof quiet | typeof noisy) => ({ ...t, url: t.url.replace(api.url, target.url) });
-        const alone = await measure(at(quiet), { connections: 2, warmupS: 1, durationS: 5 });
-        const load = NOISY_LISTS
-          ? measure({ ...at(noisy), next: undefined, url: at(quiet).url, rate: NOISY_LISTS }, { connections: 20, warmupS: 0, durationS: 7 })
-          : STAND_IN
-            ? standIn(STAND_IN, 7)
-            : measure(at(noisy), { connections: 20, warmupS: 0, durationS: 7 });
-        await sleep(1_000);
-        const [beside, cores] = await coresDuring(
-          target.proc.pid,
-          measure(at(quiet), { connections: 2, warmupS: 0, durationS: 5 }),
+        const noisyWindow = (): Promise<{ rps: number }> =>
+          NOISY_LISTS
+            ? measure({ ...at(noisy), next: undefined, url: at(quiet).url, rate: NOISY_LISTS }, { connections: 20, warmupS: 0, durationS: WINDOW_S })
+            : STAND_IN
+              ? standIn(STAND_IN, WINDOW_S)
+              : measure(at(noisy), { connections: 20, warmupS: 0, durationS: WINDOW_S });
+        await quietClient.run(at(quiet), QUIET_RATE, 1, 2); // warm-up
+        // The quiet tenant's load runs throughout; the noisy tenant's comes and goes in windows.
+        const quietRun = quietClient.run(at(quiet), QUIET_RATE, WINDOWS * 2 * WINDOW_S, 2);
+        const windows: Window[] = [];
+        let searches = 0;
+        for (let w = 0; w < WINDOWS; w++) {
+          windows.push((await windowOf('alone', target, () => sleep(WINDOW_S * 1000)))[1]);
+          const [load, window] = await windowOf('beside', target, noisyWindow);
+          windows.push(window);
+          searches += load.rps / WINDOWS;
+        }
+        const quietAnswers = await quietRun;
+        const latencies: Record<Side, number[]> = { alone: [], beside: [] };
+        quietAnswers.dueAtMs.forEach((due, i) => {
+          const window = windows.find((w) => w.from + SETTLE_MS <= due && due < w.to);
+          if (window) latencies[window.side].push(quietAnswers.latenciesMs[i]);
+        });
+        const sideLoop = (side: Side): LoopWindow => {
+          const mine = windows.filter((w) => w.side === side).map((w) => w.loop);
+          return {
+            gcMs: mine.reduce((sum, l) => sum + l.gcMs, 0),
+            delayP99Ms: Math.max(...mine.map((l) => l.delayP99Ms)),
+            delayMaxMs: Math.max(...mine.map((l) => l.delayMaxMs)),
+            benchDelayMaxMs: Math.max(...mine.map((l) => l.benchDelayMaxMs)),
+          };
+        };
+        const beside = windows.filter((w) => w.side === 'beside');
+        const cores = Object.fromEntries(
+          Object.keys(beside[0].cores).map((k) => [k, beside.reduce((sum, w) => sum + w.cores[k], 0) / beside.length]),
         );
-        const searches = (await load).rps;
-        rounds.push({ share, alone, beside, searches, cores });
+        const r: Round = {
+          variant,
+          latencies,
+          searches,
+          cores,
+          loop: { alone: sideLoop('alone'), beside: sideLoop('beside') },
+          apiRssMb: rssMb(target.proc.pid, 'VmHWM'),
+        };
+        rounds.push(r);
         log(
-          `noisy neighbour round ${round + 1}, share ${share}: p99 ${alone.p99.toFixed(2)} ms alone, ` +
-            `${beside.p99.toFixed(2)} ms beside ${Math.round(searches)} searches/s; cores ` +
-            JSON.stringify(cores, (_k, v) => (typeof v === 'number' ? +v.toFixed(2) : v)),
+          `noisy neighbour round ${round + 1}, ${variant}: p99 ${p99(r, 'alone').toFixed(2)} ms alone, ` +
+            `${p99(r, 'beside').toFixed(2)} ms beside ${Math.round(searches)} searches/s; ` +
+            JSON.stringify({ cores, loop: r.loop, rss: r.apiRssMb }, (_k, v) => (typeof v === 'number' ? +v.toFixed(2) : v)),
         );
       }
     }
     spinner?.kill('SIGKILL');
+    quietClient.stop();
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     md.push(
       '',
       '## Noisy neighbour',
       '',
-      `The quiet tenant's \`GET /v1/pets?limit=20\` at a steady ${QUIET_RATE}/s (2 connections) alone, then while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 3-6 characters. ` +
-        'Paired rounds; the cores each part kept busy while beside the searches (the API is pinned to one core, the load generator, this process, to the other). ' +
+      `The quiet tenant's \`GET /v1/pets?limit=20\` at a steady ${QUIET_RATE}/s (2 connections) throughout a round, while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 3-6 characters in ${WINDOWS} windows of ${WINDOW_S} s, ` +
+        `each after ${WINDOW_S} s without them. An answer counts as alone or beside by the window its request was due in, unless due in the window's first ${SETTLE_MS} ms. ` +
+        'Interleaving this finely puts the machine\'s own stalls into both sides alike. ' +
+        'The cores each part kept busy beside the searches (the API is pinned to one core, the load generator, this process, to the other), and the API\'s GC time and event-loop delay (its metrics; prom-client samples the delay every 10 ms) on each side. ' +
         (BUSY_CORE ? '**With one more process spinning on a core all along (`--busy-core`).** ' : '') +
         (NOISY_LISTS ? `**No searches: the noisy tenant sends ${NOISY_LISTS} plain list requests/s instead (\`--noisy-lists\`).** ` : '') +
         (STAND_IN
           ? `**No searches: in their place, a process outside the service busy ${STAND_IN.split(':')[0]} ms and idle ${STAND_IN.split(':')[1]} ms in turn (\`--stand-in ${STAND_IN}\`).** `
           : '') +
-        `\`share\` is the API's \`NAME_SEARCH_ACCOUNT_SHARE\` (product default: ${loadConfig(env).nameSearchSlots.share}):`,
+        `\`API\` is the product default (\`NAME_SEARCH_ACCOUNT_SHARE\` ${loadConfig(env).nameSearchSlots.share}) or one more API process with the variable shown (\`--api-env\`):`,
       '',
-      '| round | share | p99 alone (ms) | p99 beside (ms) | ratio | searches answered/s | cores: machine | Postgres | API | bench | Redis |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      '| round | API | p99 alone (ms) | p99 beside (ms) | ratio | searches answered/s | cores: machine | Postgres | API | bench | Redis | API GC ms, alone / beside | API event-loop delay p99 / max ms, alone; beside | API peak RSS MB |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...rounds.map(
         (r, i) =>
-          `| ${Math.floor(i / apis.length) + 1} | ${r.share} | ${r.alone.p99.toFixed(2)} | ${r.beside.p99.toFixed(2)} | ${(r.beside.p99 / r.alone.p99).toFixed(2)} | ${Math.round(r.searches)} | ` +
+          `| ${Math.floor(i / apis.length) + 1} | ${r.variant} | ${p99(r, 'alone').toFixed(2)} | ${p99(r, 'beside').toFixed(2)} | ${(p99(r, 'beside') / p99(r, 'alone')).toFixed(2)} | ${Math.round(r.searches)} | ` +
           ['machine', 'postgres', 'api', 'bench', 'redis-server'].map((k) => (r.cores[k] ?? 0).toFixed(2)).join(' | ') +
-          ' |',
+          ` | ${r.loop.alone.gcMs.toFixed(0)} / ${r.loop.beside.gcMs.toFixed(0)} | ` +
+          `${r.loop.alone.delayP99Ms.toFixed(1)} / ${r.loop.alone.delayMaxMs.toFixed(1)}; ${r.loop.beside.delayP99Ms.toFixed(1)} / ${r.loop.beside.delayMaxMs.toFixed(1)} | ${r.apiRssMb.toFixed(0)} |`,
       ),
       '',
-      ...apis.map(({ share }) => {
-        const mine = rounds.filter((r) => r.share === share);
-        const pooled = (side: 'alone' | 'beside') => percentile(mine.flatMap((r) => r[side].latenciesMs ?? []), 99);
+      ...apis.map(({ variant }) => {
+        const mine = rounds.filter((r) => r.variant === variant);
+        const pooled = (side: Side) => percentile(mine.flatMap((r) => r.latencies[side]), 99);
         return (
-          `Share ${share}: median of the rounds' ratios **${median(mine.map((r) => r.beside.p99 / r.alone.p99)).toFixed(2)}x**; ` +
+          `API ${variant}: median of the rounds' ratios **${median(mine.map((r) => p99(r, 'beside') / p99(r, 'alone'))).toFixed(2)}x**; ` +
           `p99 of all rounds' answers pooled, ${pooled('alone').toFixed(2)} ms alone and ${pooled('beside').toFixed(2)} ms beside: ` +
           `**${(pooled('beside') / pooled('alone')).toFixed(2)}x** (goal <= 1.5x); searches answered: ${Math.round(median(mine.map((r) => r.searches)))}/s.`
         );

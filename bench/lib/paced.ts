@@ -1,6 +1,10 @@
+import { ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Target } from './load';
+import { killedWithDriver, TS_NODE } from './proc';
 
 // autocannon's overallRate lets every connection send its share at the start of each second, so
 // "1,000/s" is a burst of 1,000 requests per second and its p99 measures the burst. Here requests
@@ -9,6 +13,8 @@ import type { Target } from './load';
 
 export interface PacedResult {
   latenciesMs: number[];
+  /** When each answer's request was due (performance.now()), in the order of latenciesMs. */
+  dueAtMs: number[];
   ok: number;
   failures: number;
   elapsedS: number;
@@ -23,7 +29,7 @@ export async function paced(
   const base = new URL(target.url);
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const total = Math.round(rate * durationS);
-  const latenciesMs: number[] = [];
+  const [latenciesMs, dueAtMs]: number[][] = [[], []];
   let [ok, failures, settled, sent] = [0, 0, 0, 0];
   const start = performance.now();
   const dueAt = (k: number) => start + (k * 1000) / rate;
@@ -31,6 +37,7 @@ export async function paced(
   await new Promise<void>((resolve) => {
     const settle = (due: number, good: boolean) => {
       latenciesMs.push(performance.now() - due);
+      dueAtMs.push(due);
       if (good) ok++;
       else failures++;
       if (++settled === total) resolve();
@@ -67,7 +74,37 @@ export async function paced(
     tick();
   });
   agent.destroy();
-  return { latenciesMs, ok, failures, elapsedS: (performance.now() - start) / 1000 };
+  return { latenciesMs, dueAtMs, ok, failures, elapsedS: (performance.now() - start) / 1000 };
+}
+
+/**
+ * `paced` from a process of its own (a separate client, as another tenant's would be), with a small
+ * young generation so its own scavenges stay short. Its `dueAtMs` are on the wall clock
+ * (`performance.timeOrigin + performance.now()`), comparable across processes. One load at a time.
+ */
+export class PacedClient {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<PacedClient> {
+    const child = killedWithDriver(
+      fork(join(__dirname, 'paced-process.ts'), [], {
+        execArgv: [...TS_NODE, '--max-semi-space-size=1'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      }),
+    );
+    await once(child, 'message');
+    return new PacedClient(child);
+  }
+
+  async run(target: Omit<Target, 'next'>, rate: number, durationS: number, connections: number): Promise<PacedResult> {
+    const answer = once(this.child, 'message');
+    this.child.send({ target, rate, durationS, connections });
+    return (await answer)[0] as PacedResult;
+  }
+
+  stop(): void {
+    this.child.kill();
+  }
 }
 
 export function percentile(xs: number[], p: number): number {

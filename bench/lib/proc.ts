@@ -42,7 +42,11 @@ export interface Proc {
 
 /** A `node -e` script beside the bench (a CPU stand-in), killed with the driver like the servers. */
 export function spawnNodeScript(code: string): ChildProcess {
-  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+  return killedWithDriver(spawn(process.execPath, ['-e', code], { stdio: 'ignore' }));
+}
+
+/** A child of the bench that must not outlive it. */
+export function killedWithDriver(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
@@ -63,13 +67,8 @@ export function startNode(
   const log = createWriteStream(join(logDir, `${name}.out`), { flags: 'a' });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
-  live.add(child);
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      live.delete(child);
-      resolve();
-    }),
-  );
+  killedWithDriver(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     name,
     // taskset execs node in place: the pid is the server's own.
