@@ -20,6 +20,9 @@ RUN npm ci --omit=dev --legacy-peer-deps --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
+# package.json config.nodeOptions, for every app the image runs: Node 24 sizes the young generation
+# from the host's memory (docs/internals/decisions.md, "One young generation on every host").
+ENV NODE_OPTIONS="--max-semi-space-size=16"
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=runtime-deps /app/node_modules ./node_modules

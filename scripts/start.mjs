@@ -2,17 +2,22 @@
 // and the worker (`start:dev`: from the sources under `node --watch`). package.json runs this with
 // `exec`: a shell waiting on a command neither passes signals on nor (for SIGINT) acts on them.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 const node = process.execPath;
 const watch = process.argv.includes('--watch');
 // Types are left to `npm run typecheck`.
 const fromSources = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
 const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/main.js'];
+// The apps run with the V8 flags every launcher gives them (package.json config.nodeOptions).
+const nodeOptions = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).config.nodeOptions.split(' ');
 // --watch-preserve-output: a restart must not clear the other app's lines off the terminal.
 const app = (name) =>
   watch
-    ? ['--watch', '--watch-preserve-output', ...fromSources, `apps/${name}/src/main.ts`]
-    : [`dist/apps/${name}/main.js`];
+    ? [...nodeOptions, '--watch', '--watch-preserve-output', ...fromSources, `apps/${name}/src/main.ts`]
+    : [...nodeOptions, `dist/apps/${name}/main.js`];
 const children = new Set();
 let stopping = false;
 

@@ -1,6 +1,7 @@
 import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import packageJson from '../../package.json';
 
 /** The load generator (this process) runs on core 1. */
 export const SERVER_CORE = 0;
@@ -52,6 +53,9 @@ export function killedWithDriver(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/** The V8 flags every launcher gives the apps (package.json config.nodeOptions): the bench's servers run with them too. */
+export const APP_NODE_OPTIONS = packageJson.config.nodeOptions;
+
 /** `pinned` false: every core (a section with no load generator to keep apart). */
 export function startNode(
   name: string,
@@ -63,7 +67,10 @@ export function startNode(
   const pin = HAS_TASKSET && pinned;
   const cmd = pin ? 'taskset' : process.execPath;
   const argv = pin ? ['-c', String(SERVER_CORE), process.execPath, ...args] : args;
-  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, argv, {
+    env: { ...process.env, NODE_OPTIONS: APP_NODE_OPTIONS, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log = createWriteStream(join(logDir, `${name}.out`), { flags: 'a' });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);

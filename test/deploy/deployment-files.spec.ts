@@ -247,6 +247,27 @@ describe('docker-compose.yml and Dockerfile', () => {
     expect(pkg.engines.node).toMatch(/>=24(\s|$)/);
   });
 
+  it('runs every app with package.json config.nodeOptions, from the image and from the npm scripts', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(/^ENV NODE_OPTIONS="(.*)"$/m.exec(runtime)?.[1]).toBe(pkg.config.nodeOptions);
+    for (const app of ['api', 'worker']) {
+      expect(pkg.scripts[`start:${app}`]).toBe(`node $npm_package_config_nodeOptions dist/apps/${app}/main.js`);
+    }
+  });
+
+  it('bounds the young generation with those options: 16 MB semi-spaces, whatever the host’s memory', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const allocate = `let keep = []; for (let i = 0; i < 2e6; i++) { keep.push({ i }); if (keep.length > 5e4) keep = []; }
+      console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)`;
+    const run = spawnSync(process.execPath, [...pkg.config.nodeOptions.split(' '), '-e', allocate], {
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(Number(run.stdout)).toBeLessThanOrEqual(2 * 16 * 2 ** 20 + 2 ** 20);
+  });
+
   it('installs the runtime from a stage that leaves dev tooling out', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
