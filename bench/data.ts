@@ -23,7 +23,6 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
 import { Pool } from 'pg';
 import { loadConfig } from '@app/config';
@@ -408,7 +407,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
     ];
     extraApis.push(...apis.slice(1).map((a) => a.api.proc));
     type Side = 'alone' | 'beside';
-    type LoopWindow = { gcMs: number; delayP99Ms: number; delayMaxMs: number; benchDelayMaxMs: number };
+    type LoopWindow = { gcMs: number; delayP99Ms: number; delayMaxMs: number };
     type Window = { side: Side; from: number; to: number; cores: Record<string, number>; loop: LoopWindow };
     type Round = {
       variant: string;
@@ -431,13 +430,10 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
     ): Promise<[T, Window]> => {
       const pid = target.proc.pid;
       const loop0 = await loopStats(target.metricsUrl);
-      const benchLoop = monitorEventLoopDelay({ resolution: 5 });
-      benchLoop.enable();
       const wallClock = () => performance.timeOrigin + performance.now(); // as PacedClient's dueAtMs
       const [from, api0, bench0, cpu0] = [wallClock(), cpuMs(pid), process.cpuUsage(), cpuByProgram(programs)];
       const result = await work();
       const [to, cpu1, bench1] = [wallClock(), cpuByProgram(programs), process.cpuUsage(bench0)];
-      benchLoop.disable();
       const loop1 = await loopStats(target.metricsUrl);
       const ms = to - from;
       const cores = {
@@ -445,8 +441,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
         api: (cpuMs(pid) - api0) / ms,
         bench: (bench1.user + bench1.system) / 1000 / ms,
       };
-      const loop = { ...loop1, gcMs: loop1.gcMs - loop0.gcMs, benchDelayMaxMs: benchLoop.max / 1e6 };
-      return [result, { side, from, to, cores, loop }];
+      return [result, { side, from, to, cores, loop: { ...loop1, gcMs: loop1.gcMs - loop0.gcMs } }];
     };
     // The quiet tenant is a client of its own: the noisy tenant's load generator and its garbage are elsewhere.
     const quietClient = await PacedClient.start();
@@ -484,7 +479,6 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
             gcMs: mine.reduce((sum, l) => sum + l.gcMs, 0),
             delayP99Ms: Math.max(...mine.map((l) => l.delayP99Ms)),
             delayMaxMs: Math.max(...mine.map((l) => l.delayMaxMs)),
-            benchDelayMaxMs: Math.max(...mine.map((l) => l.benchDelayMaxMs)),
           };
         };
         const beside = windows.filter((w) => w.side === 'beside');
