@@ -62,7 +62,9 @@ const SEED = {
   events: Number(option('--seed-messages', String(Math.round(10_000_000 * SCALE)))),
 };
 const LOAD_MINUTES = Number(option('--load-minutes', QUICK ? '2' : '10'));
-const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
+/** Every value of a flag that may be given more than once. */
+const repeated = (name: string) => argv.flatMap((a, i) => (argv[i - 1] === name ? [a] : []));
+const ONLY = repeated('--only');
 const runs = (section: 'queries' | 'history' | 'plateau') => !ONLY.length || ONLY.includes(section);
 const HISTORY = {
   rows: Number(option('--history-rows', QUICK ? '1000000' : '10000000')),
@@ -78,7 +80,7 @@ const NEIGHBOUR_ROUNDS = Number(option('--neighbour-rounds', '7'));
 // due in, unless due in the window's first SETTLE_MS (the searches starting, or still draining).
 const [WINDOWS, WINDOW_S, SETTLE_MS] = [3, 3, 1000];
 /** `--api-env NAME=VALUE` (repeatable): one more API process with that variable, compared with the product default in the noisy-neighbour rounds. */
-const API_ENVS = argv.flatMap((a, i) => (argv[i - 1] === '--api-env' ? [a] : []));
+const API_ENVS = repeated('--api-env');
 const BUSY_CORE = argv.includes('--busy-core');
 /** `--stand-in BUSY:IDLE`: in the noisy tenant's place, a process outside the service busy BUSY ms then idle IDLE ms in turn. */
 const STAND_IN = option('--stand-in', '');
@@ -430,7 +432,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
     ): Promise<[T, Window]> => {
       const pid = target.proc.pid;
       const loop0 = await loopStats(target.metricsUrl);
-      const wallClock = () => performance.timeOrigin + performance.now(); // as PacedClient's dueAtMs
+      const wallClock = () => performance.timeOrigin + performance.now(); // as paced's dueAtMs
       const [from, api0, bench0, cpu0] = [wallClock(), cpuMs(pid), process.cpuUsage(), cpuByProgram(programs)];
       const result = await work();
       const [to, cpu1, bench1] = [wallClock(), cpuByProgram(programs), process.cpuUsage(bench0)];

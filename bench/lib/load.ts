@@ -23,8 +23,6 @@ export interface Measurement {
   peakRssMb: number;
   /** Server CPU µs per answered request. */
   cpuUsPerReq: number;
-  /** Every answer's latency, for a paced target (to pool percentiles across rounds). */
-  latenciesMs?: number[];
 }
 
 export interface LoadOptions {
@@ -49,7 +47,7 @@ function options(target: Target, connections: number): autocannon.Options {
   return { url: base.origin, connections, timeout: 10, requests: [request] };
 }
 
-type Run = Pick<Measurement, 'rps' | 'p50' | 'p99' | 'failures' | 'total' | 'latenciesMs'>;
+type Run = Pick<Measurement, 'rps' | 'p50' | 'p99' | 'failures' | 'total'>;
 
 /** One load run: paced when the target has a rate, else autocannon as fast as answered. */
 async function run(target: Target, connections: number, durationS: number): Promise<Run> {
@@ -61,7 +59,6 @@ async function run(target: Target, connections: number, durationS: number): Prom
       p99: percentile(r.latenciesMs, 99),
       failures: r.failures,
       total: r.ok + r.failures,
-      latenciesMs: r.latenciesMs,
     };
   }
   const r = await autocannon({ ...options(target, connections), duration: durationS });

@@ -11,8 +11,6 @@ interface Job {
 }
 
 process.on('message', (job: Job) => {
-  void paced(job.target, job.rate, job.durationS, job.connections).then((r) =>
-    process.send!({ ...r, dueAtMs: r.dueAtMs.map((t) => performance.timeOrigin + t) }),
-  );
+  void paced(job.target, job.rate, job.durationS, job.connections).then((r) => process.send!(r));
 });
 process.send!('ready');

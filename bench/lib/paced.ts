@@ -13,7 +13,7 @@ import { killedWithDriver, TS_NODE } from './proc';
 
 export interface PacedResult {
   latenciesMs: number[];
-  /** When each answer's request was due (performance.now()), in the order of latenciesMs. */
+  /** When each answer's request was due, on the wall clock (`performance.timeOrigin + performance.now()`: comparable across processes), in the order of latenciesMs. */
   dueAtMs: number[];
   ok: number;
   failures: number;
@@ -37,7 +37,7 @@ export async function paced(
   await new Promise<void>((resolve) => {
     const settle = (due: number, good: boolean) => {
       latenciesMs.push(performance.now() - due);
-      dueAtMs.push(due);
+      dueAtMs.push(performance.timeOrigin + due);
       if (good) ok++;
       else failures++;
       if (++settled === total) resolve();
@@ -79,8 +79,7 @@ export async function paced(
 
 /**
  * `paced` from a process of its own (a separate client, as another tenant's would be), with a small
- * young generation so its own scavenges stay short. Its `dueAtMs` are on the wall clock
- * (`performance.timeOrigin + performance.now()`), comparable across processes. One load at a time.
+ * young generation so its own scavenges stay short. One load at a time.
  */
 export class PacedClient {
   private constructor(private readonly child: ChildProcess) {}
