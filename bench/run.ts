@@ -41,9 +41,12 @@ import {
   SweepRows,
   AgainstRows,
   renderAgainst,
+  renderSameIo,
+  SameIoRows,
 } from './lib/report';
 import { OtlpReceiver } from '../test/support/otlp-receiver';
 import { drainRate, pipeline, renderPipeline } from './lib/pipeline';
+import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -61,8 +64,10 @@ const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
 const ONLY = option('--only', '');
 const AGAINST = option('--against', '');
-if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep', 'post-rate'].includes(ONLY))
-  throw new Error(`--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks, sweep and post-rate`);
+if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep', 'post-rate', 'same-io'].includes(ONLY))
+  throw new Error(
+    `--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks, sweep, post-rate and same-io`,
+  );
 const CONNECTIONS = 50;
 const T = {
   warmupS: QUICK ? 1 : 3,
@@ -118,11 +123,16 @@ interface Running {
   url: string;
 }
 
-async function startApi(name = 'api', env: Record<string, string> = {}, checkout = '.'): Promise<Running> {
+async function startApi(
+  name = 'api',
+  env: Record<string, string> = {},
+  checkout = '.',
+  nodeFlags: string[] = [],
+): Promise<Running> {
   const port = await freePort();
   const proc = startNode(
     name,
-    [join(checkout, 'dist/apps/api/main.js')],
+    [...nodeFlags, join(checkout, 'dist/apps/api/main.js')],
     { ...baseEnv, ...env, PORT: String(port), LOG_FILE: join(tmp, `${name}.log`) },
     tmp,
   );
@@ -145,9 +155,20 @@ async function startWorker(env: Record<string, string> = {}, name = 'worker', pi
 }
 
 /** TypeScript under ts-node, ready when `readyPath` answers. */
-async function startBenchServer(name: string, file: string, readyPath: string, extraArgs: string[] = []) {
+async function startBenchServer(
+  name: string,
+  file: string,
+  readyPath: string,
+  extraArgs: string[] = [],
+  o: { env?: Record<string, string>; nodeFlags?: string[] } = {},
+) {
   const port = await freePort();
-  const proc = startNode(name, [...TS_NODE, file, ...extraArgs], { ...baseEnv, PORT: String(port) }, tmp);
+  const proc = startNode(
+    name,
+    [...(o.nodeFlags ?? []), ...TS_NODE, file, ...extraArgs],
+    { ...baseEnv, ...o.env, PORT: String(port) },
+    tmp,
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}${readyPath}`, proc);
   return { proc, url };
@@ -181,6 +202,66 @@ async function postAtRate(api: Running, baselineB: Running, apiKey: string): Pro
   return { rate: POST_RATE, ...rounds };
 }
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** Baseline C: bare Nest making the hot routes' own I/O (bench/servers/baseline-io.ts), its collections traced. */
+async function startBaselineC(accountId: number) {
+  const s = await startBenchServer('BaselineC', 'bench/servers/baseline-io.ts', '/ready', [], {
+    env: { BASELINE_ACCOUNT_ID: String(accountId) },
+    nodeFlags: GC_TRACE_FLAGS,
+  });
+  return { ...s, gc: new GcTrace(join(tmp, 'BaselineC.out')) };
+}
+
+/** GET by id and the list as fast as answered, POST /v1/messages at POST_RATE, each paired with baseline C's route. */
+async function againstSameIo(
+  api: Running & { gc: GcTrace },
+  baselineC: Running & { gc: GcTrace },
+  apiKey: string,
+  petIds: number[],
+  pool: Pool,
+): Promise<SameIoRows> {
+  const rows: SameIoRows = [];
+  const ids = rotating(petIds);
+  const byId = (url: string, prefix: string, headers: Record<string, string>): Target => ({
+    url: `${url}${prefix}/pets/${petIds[0]}`,
+    headers,
+    next: () => ({ path: `${prefix}/pets/${ids()}` }),
+  });
+  const routes: [string, Target, Target][] = [
+    ['GET /v1/pets/{id}', byId(api.url, '/v1', bearer(apiKey)), byId(baselineC.url, '', {})],
+    [
+      'GET /v1/pets?limit=20',
+      { url: `${api.url}/v1/pets?limit=20`, headers: bearer(apiKey) },
+      { url: `${baselineC.url}/pets?limit=20` },
+    ],
+    [
+      `POST /v1/messages at ${POST_RATE}/s`,
+      { url: `${api.url}/v1/messages`, method: 'POST', headers: json(apiKey), body: messageBody, rate: POST_RATE },
+      {
+        url: `${baselineC.url}/messages`,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: messageBody,
+        rate: POST_RATE,
+      },
+    ],
+  ];
+  for (const [row, ours, baseline] of routes) {
+    log(`measuring ${row} against baseline C (the same I/O): ${PAIRED.rounds} paired rounds`);
+    const rounds = await pairedRounds(
+      [
+        { key: 'baselineC', target: baseline, pid: baselineC.proc.pid, gc: baselineC.gc },
+        { key: 'api', target: ours, pid: api.proc.pid, gc: api.gc },
+      ],
+      PAIRED,
+      log,
+    );
+    rows.push({ row, paced: Boolean(ours.rate), rounds });
+  }
+  // Baseline C's outbox rows name a queue no worker serves.
+  await pool.query(`DELETE FROM outbox WHERE queue = 'baseline-messages'`);
+  return rows;
+}
 
 function rotating<T>(items: T[]): () => T {
   let i = 0;
@@ -420,6 +501,15 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${md}\n`);
     return;
   }
+  if (ONLY === 'same-io') {
+    const api = { ...(await startApi('api', {}, '.', GC_TRACE_FLAGS)), gc: new GcTrace(join(tmp, 'api.out')) };
+    const baselineC = await startBaselineC(main.accountId);
+    const md = renderSameIo(await againstSameIo(api, baselineC, main.apiKey, spread, pool));
+    for (const s of [api, baselineC]) await s.proc.stop();
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   if (ONLY === 'tracing') {
     const api = await startApi();
     const md = renderTracing(await tracingCost(api, getPetOn));
@@ -523,7 +613,7 @@ async function main(): Promise<void> {
   for (const s of servers) await s.proc.stop();
   // A second baseline B, alive next to the API for the paired GET comparison.
   const baselineB = await startBenchServer('BaselineB-paired', 'bench/servers/baseline-nest.ts', '/fixed');
-  const api = await startApi();
+  const api = { ...(await startApi('api', {}, '.', GC_TRACE_FLAGS)), gc: new GcTrace(join(tmp, 'api.out')) };
   const petIds = rotating(spread);
   const petPath = () => ({ path: `/v1/pets/${petIds()}` });
   const spreadOrder = () => ({ body: JSON.stringify({ petId: petIds(), quantity: 1 }) });
@@ -554,6 +644,9 @@ async function main(): Promise<void> {
   );
   const postRate = hasMessages ? await postAtRate(api, baselineB, main.apiKey) : undefined;
   await baselineB.proc.stop();
+  const baselineC = await startBaselineC(main.accountId);
+  const sameIo = await againstSameIo(api, baselineC, main.apiKey, spread, pool);
+  await baselineC.proc.stop();
   const tracing = await tracingCost(api, getPetOn);
   await row('GET /v1/pets?limit=20', { url: `${api.url}/v1/pets?limit=20`, headers: bearer(main.apiKey) });
   const messagesApi = hasMessages
@@ -682,7 +775,7 @@ async function main(): Promise<void> {
     webhooks,
     soak,
   });
-  const md = `${reportMd}\n\n${renderPipeline(pipelineRows)}\n`;
+  const md = `${reportMd}\n\n${renderSameIo(sameIo)}\n\n${renderPipeline(pipelineRows)}\n`;
   process.stdout.write(`\n${md}\n`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', md);

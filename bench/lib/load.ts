@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { paced, percentile } from './paced';
+import { GcSummary, GcTrace } from './gc-trace';
 import { cpuMs, RssSampler } from './proc';
 
 export interface Target {
@@ -23,6 +24,8 @@ export interface Measurement {
   peakRssMb: number;
   /** Server CPU µs per answered request. */
   cpuUsPerReq: number;
+  /** The server's collections while measured, when it runs with GC_TRACE_FLAGS and `gc` was given. */
+  gc?: GcSummary;
 }
 
 export interface LoadOptions {
@@ -30,6 +33,7 @@ export interface LoadOptions {
   warmupS: number;
   durationS: number;
   pid?: number;
+  gc?: GcTrace;
 }
 
 function options(target: Target, connections: number): autocannon.Options {
@@ -75,9 +79,11 @@ export async function measure(target: Target, o: LoadOptions): Promise<Measureme
   if (o.warmupS > 0) await run(target, o.connections, o.warmupS);
   const sampler = o.pid ? new RssSampler(o.pid) : undefined;
   const cpu0 = o.pid ? cpuMs(o.pid) : NaN;
+  o.gc?.mark();
   const r = await run(target, o.connections, o.durationS);
   const cpuUsed = o.pid ? cpuMs(o.pid) - cpu0 : NaN;
-  return { ...r, peakRssMb: sampler?.stop() ?? NaN, cpuUsPerReq: (cpuUsed * 1000) / r.total };
+  const gc = await o.gc?.since();
+  return { ...r, peakRssMb: sampler?.stop() ?? NaN, cpuUsPerReq: (cpuUsed * 1000) / r.total, gc };
 }
 
 /** Fails naming what went wrong unless every answer was 2xx. */

@@ -1,3 +1,4 @@
+import { GcTrace } from './gc-trace';
 import { measure, Measurement, Target } from './load';
 
 // This VM's speed drifts by up to 2x within a minute: each round measures every contender once, in
@@ -6,6 +7,7 @@ export interface Contender<K extends string> {
   key: K;
   target: Target;
   pid?: number;
+  gc?: GcTrace;
 }
 
 export type Rounds<K extends string> = Record<K, Measurement[]>;
@@ -24,6 +26,7 @@ export async function pairedRounds<K extends string>(
         warmupS: round === 0 ? o.firstWarmupS : o.warmupS,
         durationS: o.durationS,
         pid: c.pid,
+        gc: c.gc,
       });
       log(
         `  round ${round + 1} of ${o.rounds}, ${c.key}: ${Math.round(m.rps)} req/s, ${Math.round(m.cpuUsPerReq)} µs/req, ${m.failures} failed`,

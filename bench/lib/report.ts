@@ -388,3 +388,91 @@ export function renderSweep(rows: SweepRows): string {
     ),
   ].join('\n');
 }
+
+export type SameIoRows = { row: string; paced: boolean; rounds: Rounds<'baselineC' | 'api'> }[];
+
+const kbPerRequest = (m: Measurement) => (m.gc ? m.gc.allocatedBytes / 1024 / Math.max(1, m.total) : NaN);
+const longestPause = (m: Measurement) => (m.gc?.pausesMs.length ? Math.max(...m.gc.pausesMs) : NaN);
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+/** The hot routes against bare Nest doing the same I/O: throughput and CPU, or the paced POST's tail and garbage. */
+export function renderSameIo(rows: SameIoRows): string {
+  const full = rows.filter((r) => !r.paced);
+  const out = [
+    '## The hot routes against baseline C: bare NestJS with the same I/O, paired rounds',
+    'Baseline C (bench/servers/baseline-io.ts) runs on the same @nestjs/*, pg, ioredis and bullmq and makes only each ' +
+      "route's own I/O: one limiter script call (the API's Lua), then the pet read by primary key, the same list " +
+      'query, or the message + outbox INSERT and one queue add; named statements, an auto-pipelined Redis client. ' +
+      'Ratios are API / baseline C (1.0 = the cost of the I/O alone; above 1 by CPU is cheaper). Allocation is the ' +
+      "sum of V8's `allocated=` over the collections of the measured seconds (`--trace-gc-nvp`) per request.",
+    table(
+      [
+        'Route',
+        'API req/s',
+        'C req/s',
+        'API CPU µs/req',
+        'C CPU µs/req',
+        '× by req/s',
+        '× by CPU',
+        'API KB/req',
+        'C KB/req',
+        'failed',
+      ],
+      full.map(({ row, rounds }) => {
+        const [ours, theirs] = [medianRound(rounds.api), medianRound(rounds.baselineC)];
+        return [
+          row,
+          n0(ours.rps),
+          n0(theirs.rps),
+          n0(ours.cpuUsPerReq),
+          n0(theirs.cpuUsPerReq),
+          paired(pairedRatio(rounds.api, rounds.baselineC, 'rps')),
+          paired(pairedRatio(rounds.api, rounds.baselineC, 'cpu')),
+          n1(median(rounds.api.map(kbPerRequest))),
+          n1(median(rounds.baselineC.map(kbPerRequest))),
+          failedInAll([...rounds.api, ...rounds.baselineC]),
+        ];
+      }),
+    ),
+  ];
+  for (const { row, rounds } of rows.filter((r) => r.paced)) {
+    const ratios = rounds.api.map((m, i) => m.p99 / rounds.baselineC[i].p99);
+    out.push(
+      `### ${row}, evenly spaced, against baseline C's POST`,
+      table(
+        [
+          'round',
+          'C p50 ms',
+          'C p99 ms',
+          'API p50 ms',
+          'API p99 ms',
+          'p99 ratio',
+          'API KB/req',
+          'C KB/req',
+          'API longest GC pause ms',
+          'API pauses > 10 ms',
+          'API CPU µs/req',
+        ],
+        rounds.api.map((m, i) => {
+          const c = rounds.baselineC[i];
+          return [
+            String(i + 1),
+            n2(c.p50),
+            n2(c.p99),
+            n2(m.p50),
+            n2(m.p99),
+            n2(m.p99 / c.p99),
+            n1(kbPerRequest(m)),
+            n1(kbPerRequest(c)),
+            n1(longestPause(m)),
+            n0(m.gc?.pausesMs.filter((p) => p > 10).length ?? NaN),
+            n0(m.cpuUsPerReq),
+          ];
+        }),
+      ),
+      `p99 ratio ${n2(median(ratios))}× median of rounds (${n2(Math.min(...ratios))}–${n2(Math.max(...ratios))}); ` +
+        `failed ${failedInAll([...rounds.api, ...rounds.baselineC])}.`,
+    );
+  }
+  return out.join('\n\n') + '\n';
+}
