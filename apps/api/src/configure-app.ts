@@ -1,11 +1,12 @@
 import { INestApplication, Logger } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { AppConfig, Clock } from '@app/config';
 import {
   accessLog,
-  httpMetricsMiddleware,
+  observeHttpRequest,
   httpTracingMiddleware,
   PinoNestLogger,
   rootLogger,
@@ -20,6 +21,7 @@ import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { RouteTable } from './gate/route-table';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
+import { fixedHeaders, oneLayer } from './pipeline/one-layer';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
@@ -51,38 +53,32 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.disable('x-powered-by');
   // First, so the server span covers the whole stack.
   if (tracingEnabled()) app.use(httpTracingMiddleware);
-  app.use(accessLog(rootLogger(config, 'api')));
-  app.use(httpMetricsMiddleware);
   const trustFn = (app.getHttpAdapter().getInstance() as { get(name: string): TrustFn }).get('trust proxy fn');
-  app.use(new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name)).use);
+  const trustWatch = new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name));
   // Headers for legacy browsers, Flash and HTML documents are left out: each costs every answer.
+  const securityHeaders = helmet({
+    contentSecurityPolicy: false,
+    crossOriginEmbedderPolicy: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  });
   app.use(
-    helmet({
-      contentSecurityPolicy: false,
-      crossOriginEmbedderPolicy: false,
-      crossOriginOpenerPolicy: false,
-      originAgentCluster: false,
-      xDnsPrefetchControl: false,
-      xDownloadOptions: false,
-      xPermittedCrossDomainPolicies: false,
-      xXssProtection: false,
-    }),
+    oneLayer(accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)),
   );
   if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
-  app.use(
-    (
-      req: Parameters<RequestGateMiddleware['use']>[0],
-      res: Parameters<RequestGateMiddleware['use']>[1],
-      next: () => void,
-    ) => (publicPaths.has(req.path) ? next() : gate.use(req, res, next)),
-  );
   const document = buildOpenApiDocument(app, configuredSunsets(config));
   const routes = new RouteTable(document);
   gate.useRoutes(routes);
-  app.use(rejectNulInUrl);
-  app.use(methodNotAllowed(routes));
-  app.use(requireJsonContentType);
-  app.use(jsonBody(config.bodyLimitBytes));
+  const intake = [rejectNulInUrl, methodNotAllowed(routes), requireJsonContentType, jsonBody(config.bodyLimitBytes)];
+  const open = oneLayer(...intake);
+  const gated = oneLayer((req, res, next) => gate.use(req, res, next), ...intake);
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    (publicPaths.has(req.path) ? open : gated)(req, res, next),
+  );
   app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
   app.use(DOCUMENT_PATHS, serveDocument(document));

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Histogram, register } from 'prom-client';
 
 collectDefaultMetrics({ prefix: 'petstore_' });
@@ -10,14 +10,11 @@ const httpDuration = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 });
 
-// The route label is the template, never the raw path.
-export function httpMetricsMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const end = httpDuration.startTimer();
-  res.once('finish', () => {
-    const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
-    end({ method: req.method, route: String(route), status: String(res.statusCode) });
-  });
-  next();
+// The route label is the template, never the raw path; answers the client abandoned are left out.
+export function observeHttpRequest(req: IncomingMessage, res: ServerResponse, seconds: number): void {
+  if (!res.writableFinished) return;
+  const route = ((req as IncomingMessage & { route?: { path?: string } }).route?.path ?? 'unmatched') as string;
+  httpDuration.observe({ method: req.method, route: String(route), status: String(res.statusCode) }, seconds);
 }
 
 export async function metricsText(): Promise<{ contentType: string; body: string }> {

@@ -78,19 +78,27 @@ export function rootLogger(config: AppConfig, app: string): Logger {
 
 // No headers or query string, so the Authorization header never reaches a log line; no child
 // logger per request (docs/internals/decisions.md).
-export function accessLog(logger: Logger) {
+/** Called once a response is done (sent or abandoned), health and metrics paths included. */
+export type RequestDone = (req: IncomingMessage, res: ServerResponse, seconds: number) => void;
+
+// One 'close' listener per request, which `done` shares (a listener costs each request its wrapper and removal).
+export function accessLog(logger: Logger, done?: RequestDone) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const id = requestId(req, res);
     const url = req.url ?? '';
-    if (QUIET_PATHS.test(url)) return next();
+    const quiet = QUIET_PATHS.test(url);
     const started = performance.now();
-    res.once('close', () => {
+    // 'close' comes once per response: `on` spares the wrapper `once` makes.
+    res.on('close', () => {
+      const ms = performance.now() - started;
+      done?.(req, res, ms / 1000);
+      if (quiet) return;
       const line = {
         reqId: id,
         method: req.method,
         path: loggablePath(url),
         status: res.statusCode,
-        ms: Math.round(performance.now() - started),
+        ms: Math.round(ms),
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       if (res.statusCode >= 500) logger.error(line, 'request failed');

@@ -1,0 +1,323 @@
+// `npm run bench:profile -- [--route get|list|post|webhooks] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/main.js]`:
+// the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
+// bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
+import { measure, send, Target } from './lib/load';
+import { cpuMs, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+
+const argv = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
+};
+pinLoadGenerator();
+
+const ROUTE = option('--route', 'get');
+const SECONDS = Number(option('--seconds', '15'));
+const RATE = Number(option('--rate', '0')) || undefined;
+const BUILD = option('--build', 'dist/apps/api/main.js');
+/** Profile baseline C (bench/servers/baseline-io.ts) instead: the same I/O in bare Nest. */
+const BASELINE = argv.includes('--baseline');
+/** Sample allocations (collected ones included) through the inspector instead of the CPU profiler. */
+const ALLOC = argv.includes('--alloc');
+const INSPECT_PORT = 9339;
+const WEBHOOKS = Number(option('--webhooks', '5000'));
+const PORT = 3960;
+const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
+const log = (msg: string) => process.stderr.write(`[profile] ${msg}\n`);
+
+const env: Record<string, string> = {
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  LOG_LEVEL: 'info',
+  DEMO_SEED: 'false',
+  PORT: String(PORT),
+  METRICS_PORT: '0',
+  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+  SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
+};
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+}
+
+/** `node_modules/<package>` (scoped included), node's own modules, or the build itself. */
+function owner(url: string, name: string): string {
+  if (!url) return name.startsWith('(') ? name : '(native)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  if (url.startsWith('node:')) return 'node';
+  return url.includes('dist/apps') || url.includes('/bench/') ? 'our code' : url;
+}
+
+/** Self time of the samples in the last `windowMs` of the profile (the measured seconds). */
+function summarise(profile: CpuProfile, windowMs: number, requests: number): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const times: number[] = [];
+  let t = profile.startTime;
+  for (const d of profile.timeDeltas) times.push((t += d));
+  const from = t - windowMs * 1000;
+  const self = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    if (times[i] < from) continue;
+    const dt = (times[i + 1] ?? t) - times[i];
+    self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + dt);
+  }
+  const byOwner = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let busy = 0;
+  for (const [id, us] of self) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === '(idle)') continue;
+    busy += us;
+    const who = owner(url, functionName);
+    byOwner.set(who, (byOwner.get(who) ?? 0) + us);
+    const key = `${functionName || '(anonymous)'} ${who}${url ? `:${lineNumber + 1}` : ''}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+  }
+  const perReq = (us: number) => (us / requests).toFixed(1);
+  const rows = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => `| ${k} | ${perReq(us)} | ${((100 * us) / busy).toFixed(1)} % |`);
+  return [
+    `Busy (non-idle) samples: ${perReq(busy)} µs per request over ${requests} requests.`,
+    '',
+    '| package | µs/req | share |',
+    '|---|---|---|',
+    ...rows(byOwner, 25),
+    '',
+    '| function (self time) | µs/req | share |',
+    '|---|---|---|',
+    ...rows(byFunction, 50),
+  ].join('\n');
+}
+
+interface SamplingNode {
+  callFrame: ProfileNode['callFrame'];
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** V8's sampling heap profiler over the inspector protocol, counting objects the GC already collected. */
+class AllocationSampling {
+  private seq = 0;
+  private readonly pending = new Map<number, (result: unknown) => void>();
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.onmessage = (e) => {
+      const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown };
+      if (msg.id !== undefined) this.pending.get(msg.id)?.(msg.result);
+    };
+  }
+
+  static async start(port: number): Promise<AllocationSampling> {
+    const [{ webSocketDebuggerUrl }] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+      webSocketDebuggerUrl: string;
+    }[];
+    const ws = new WebSocket(webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+    const s = new AllocationSampling(ws);
+    await s.call('HeapProfiler.enable');
+    await s.call('HeapProfiler.startSampling', {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    return s;
+  }
+
+  async stop(requests: number): Promise<string> {
+    const { profile } = (await this.call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
+    this.ws.close();
+    const byFunction = new Map<string, number>();
+    const byOwner = new Map<string, number>();
+    let total = 0;
+    const walk = (n: SamplingNode) => {
+      const { functionName, url, lineNumber } = n.callFrame;
+      const who = owner(url, functionName);
+      const key = `${functionName || '(anonymous)'} ${who}${url ? `:${lineNumber + 1}` : ''}`;
+      byFunction.set(key, (byFunction.get(key) ?? 0) + n.selfSize);
+      byOwner.set(who, (byOwner.get(who) ?? 0) + n.selfSize);
+      total += n.selfSize;
+      n.children.forEach(walk);
+    };
+    walk(profile.head);
+    const rows = (m: Map<string, number>, n: number) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([k, bytes]) => `| ${k} | ${(bytes / requests).toFixed(0)} | ${((100 * bytes) / total).toFixed(1)} % |`);
+    return [
+      `Sampled: ${(total / 1024 / requests).toFixed(1)} KB per request over ${requests} requests.`,
+      '',
+      '| package | bytes/req | share |',
+      '|---|---|---|',
+      ...rows(byOwner, 20),
+      '',
+      '| function (allocating) | bytes/req | share |',
+      '|---|---|---|',
+      ...rows(byFunction, 50),
+    ].join('\n');
+  }
+
+  private call(method: string, params: object = {}): Promise<unknown> {
+    const id = ++this.seq;
+    this.ws.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve) => this.pending.set(id, resolve));
+  }
+}
+
+async function main(): Promise<void> {
+  await freshStores(env);
+  const account = createAccount('profile', { ...env, LOG_LEVEL: 'error' });
+  const pool = new Pool({ connectionString: DATABASE_URL, max: 2 });
+  const pets = await seedPets(pool, account.accountId, 1_000, 1_000_000);
+  await pool.end();
+  if (ROUTE === 'webhooks') return profileWorker(account.apiKey);
+  const server = BASELINE ? [...TS_NODE, 'bench/servers/baseline-io.ts'] : [BUILD];
+  const proc = startNode(
+    'api',
+    [
+      ...(ALLOC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : ['--cpu-prof', `--cpu-prof-dir=${tmp}`]),
+      ...GC_TRACE_FLAGS,
+      ...server,
+    ],
+    {
+      ...env,
+      BASELINE_ACCOUNT_ID: String(account.accountId),
+    },
+    tmp,
+  );
+  const url = `http://127.0.0.1:${PORT}`;
+  await waitForHttp(`${url}${BASELINE ? '/ready' : '/health/ready'}`, proc);
+  const v1 = BASELINE ? '' : '/v1';
+  let i = 0;
+  const auth = { Authorization: `Bearer ${account.apiKey}` };
+  const targets: Record<string, Target> = {
+    get: {
+      url: `${url}${v1}/pets/${pets[0]}`,
+      headers: auth,
+      next: () => ({ path: `${v1}/pets/${pets[i++ % pets.length]}` }),
+    },
+    list: { url: `${url}${v1}/pets?limit=20`, headers: auth },
+    post: {
+      url: `${url}${v1}/messages`,
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'hello from the profile' }),
+    },
+  };
+  const target = { ...targets[ROUTE], rate: RATE };
+  const probe = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+  if (!probe.ok) throw new Error(`${ROUTE}: ${target.url} answered ${probe.status} ${await probe.text()}`);
+  log(`warming up, then ${SECONDS} s of ${ROUTE}${RATE ? ` at ${RATE}/s` : ''}`);
+  await measure(target, { connections: 50, warmupS: 0, durationS: 10 });
+  const gc = new GcTrace(join(tmp, 'api.out'));
+  const sampling = ALLOC ? await AllocationSampling.start(INSPECT_PORT) : undefined;
+  const m = await measure(target, { connections: 50, warmupS: 0, durationS: SECONDS, pid: proc.pid, gc });
+  const allocations = await sampling?.stop(m.total);
+  await proc.stop();
+  if (allocations) {
+    process.stdout.write(
+      `## ${ROUTE}: ${((m.gc?.allocatedBytes ?? NaN) / 1024 / m.total).toFixed(1)} KB allocated/req\n\n${allocations}\n`,
+    );
+    return;
+  }
+  const pauses = m.gc?.pausesMs ?? [];
+  report(
+    `${ROUTE}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUsPerReq)} µs CPU/req, ` +
+      `${((m.gc?.allocatedBytes ?? NaN) / 1024 / m.total).toFixed(1)} KB allocated/req, ` +
+      `${pauses.length} GCs (longest ${Math.max(0, ...pauses).toFixed(1)} ms), ${m.failures} failed`,
+    SECONDS * 1000,
+    m.total,
+  );
+}
+
+function report(title: string, windowMs: number, units: number): void {
+  const file = readdirSync(tmp).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile in ${tmp}`);
+  const profile = JSON.parse(readFileSync(join(tmp, file), 'utf8')) as CpuProfile;
+  process.stdout.write(
+    [`## ${title}`, '', summarise(profile, windowMs, units), '', `profile: ${join(tmp, file)}`, ''].join('\n'),
+  );
+}
+
+/** WEBHOOKS pet.created events queued with the worker stopped, then delivered by one profiled worker. */
+async function profileWorker(apiKey: string): Promise<void> {
+  const api = startNode('api', [BUILD], { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }, tmp);
+  const url = `http://127.0.0.1:${PORT}`;
+  await waitForHttp(`${url}/health/ready`, api);
+  const times: number[] = [];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      times.push(performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+  const post = (path: string, body: object) =>
+    fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
+  const category = (await post('/v1/categories', { name: 'hooks' })) as { id: number };
+  await post('/v1/webhooks', { url: hookUrl, events: ['pet.created'] });
+  log(`queueing ${WEBHOOKS} pet.created events, worker stopped`);
+  await send(
+    {
+      url: `${url}/v1/pets`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
+    },
+    WEBHOOKS,
+  );
+  await api.stop();
+  const workerPort = PORT + 1;
+  const worker = startNode(
+    'worker',
+    ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
+    { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_PORT: String(workerPort) },
+    tmp,
+  );
+  const started = performance.now();
+  const cpu0 = cpuMs(worker.pid);
+  while (times.length < WEBHOOKS && performance.now() - started < 300_000) await sleep(20);
+  const cpu = cpuMs(worker.pid) - cpu0;
+  const windowMs = times[times.length - 1] - times[0];
+  await worker.stop();
+  receiver.close();
+  report(
+    `webhooks: ${times.length} of ${WEBHOOKS} delivered, ${Math.round((times.length - 1) / (windowMs / 1000))}/s ` +
+      `(first to last), worker CPU ${Math.round((cpu * 1000) / times.length)} µs per delivery (boot included)`,
+    windowMs,
+    times.length,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`profile failed: ${err.stack ?? err.message}\nlogs in ${tmp}\n`);
+    process.exit(1);
+  },
+);
