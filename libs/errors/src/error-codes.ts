@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   category_exists: 409,
   idempotency_key_in_use: 409,
   last_admin_key: 409,
+  event_not_subscribed: 409,
   endpoint_sunset: 410,
   precondition_failed: 412,
   payload_too_large: 413,

@@ -1,4 +1,4 @@
-import { isPrivateAddress, resolveWebhookTarget, Resolver, UnsafeWebhookUrl } from './address-guard';
+import { checkWebhookUrl, isPrivateAddress, resolveWebhookTarget, Resolver, UnsafeWebhookUrl } from './address-guard';
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -86,5 +86,34 @@ describe('resolveWebhookTarget', () => {
       expect.objectContaining({ addresses: [{ address: '127.0.0.1', family: 4 }] }),
     );
     await expect(resolveWebhookTarget('ftp://127.0.0.1/', true, resolver)).rejects.toThrow(/http or https/);
+  });
+});
+
+describe('checkWebhookUrl (creation and URL changes: no DNS lookup)', () => {
+  it.each(['http://hook.invalid/x', 'https://internal-only.example/x', 'http://runsc/x', 'http://93.184.216.34/x'])(
+    'accepts %s without resolving it',
+    (url) => {
+      expect(checkWebhookUrl(url, false).href).toBe(url);
+    },
+  );
+
+  it.each([
+    'http://localhost/x',
+    'http://LOCALHOST./x',
+    'http://api.localhost/x',
+    'http://127.0.0.1/x',
+    'http://[::1]/x',
+    'http://0x7f.1/x',
+  ])('refuses %s as written', (url) => {
+    expect(() => checkWebhookUrl(url, false)).toThrow(/private, loopback/);
+    expect(checkWebhookUrl(url, true).protocol).toBe('http:');
+  });
+
+  it.each([
+    ['ftp://public.example/x', /http or https/],
+    ['not a url', /absolute/],
+    ['http://user:pw@public.example/', /credentials/],
+  ])('refuses %s whatever is allowed', (url, message) => {
+    expect(() => checkWebhookUrl(url, true)).toThrow(message);
   });
 });

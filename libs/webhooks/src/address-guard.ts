@@ -36,15 +36,16 @@ export type Resolver = (hostname: string) => Promise<{ address: string; family: 
 
 const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
-// Run when a webhook is created AND before each delivery, since DNS answers can change in between. Throws
-// UnsafeWebhookUrl with a message fit for the API user.
-export async function resolveWebhookTarget(
-  raw: string,
-  allowPrivate: boolean,
-  resolve: Resolver = systemResolver,
-  /** At creation a host that does not resolve (yet) is accepted: deliveries re-check and retry. */
-  unresolvable: 'refuse' | 'accept' = 'refuse',
-): Promise<ResolvedTarget> {
+/** RFC 6761: `localhost` and names under it are loopback by definition, whatever a resolver says. */
+const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
+
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
+
+const PRIVATE_TARGET = 'must not target a private, loopback, link-local or reserved address';
+
+// At creation and on a URL change: no DNS lookup, so the answer is the same for every host name (one that resolves to
+// a private address, or not at all, is refused at delivery). Only what the URL itself says is judged here.
+export function checkWebhookUrl(raw: string, allowPrivate: boolean): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -53,7 +54,21 @@ export async function resolveWebhookTarget(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnsafeWebhookUrl('must use http or https');
   if (url.username || url.password) throw new UnsafeWebhookUrl('must not carry credentials');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = hostOf(url);
+  const privateAsWritten = isIP(host) ? isPrivateAddress(host) : LOOPBACK_NAME.test(host);
+  if (!allowPrivate && privateAsWritten) throw new UnsafeWebhookUrl(PRIVATE_TARGET);
+  return url;
+}
+
+// Before each delivery, since DNS answers change: every address the host resolves to must be public. Throws
+// UnsafeWebhookUrl with a message fit for the API user.
+export async function resolveWebhookTarget(
+  raw: string,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<ResolvedTarget> {
+  const url = checkWebhookUrl(raw, allowPrivate);
+  const host = hostOf(url);
   let addresses: { address: string; family: number }[];
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }];
@@ -63,10 +78,8 @@ export async function resolveWebhookTarget(
     } catch {
       addresses = [];
     }
-    if (!addresses.length && unresolvable === 'refuse') throw new UnsafeWebhookUrl('host name does not resolve');
+    if (!addresses.length) throw new UnsafeWebhookUrl('host name does not resolve');
   }
-  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) {
-    throw new UnsafeWebhookUrl('must not target a private, loopback, link-local or reserved address');
-  }
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw new UnsafeWebhookUrl(PRIVATE_TARGET);
   return { url, addresses: addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })) };
 }

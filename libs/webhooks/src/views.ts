@@ -3,7 +3,8 @@ import { WebhookEntity, WebhookStatus } from './webhook.entity';
 
 /** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
 export const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
-  w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt"`;
+  w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
+  w.created_by_admin AS "createdByAdmin"`;
 export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
 
 /** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */

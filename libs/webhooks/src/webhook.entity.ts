@@ -46,4 +46,8 @@ export class WebhookEntity {
 
   @Column('timestamptz', { name: 'previous_secret_expires_at', nullable: true })
   previousSecretExpiresAt!: Date | null;
+
+  /** Made by a key with the `admin` scope: only such a key reads or changes it. */
+  @Column('boolean', { name: 'created_by_admin', default: false })
+  createdByAdmin!: boolean;
 }

@@ -19,8 +19,8 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
   }
 }
 
-// An attempt is never older than its delivery, so attempts go with it (no foreign key cascades them), as do those of
-// a delivery removed with its webhook or event.
+// An attempt is never older than its delivery, so attempts go with it (no foreign key cascades them); a deleted
+// webhook's attempts are removed with it (WebhooksService.remove).
 @Injectable()
 @RetentionSource()
 export class WebhookDeliveryAttemptsRetentionSource implements RetentionSource {

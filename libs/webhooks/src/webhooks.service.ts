@@ -4,8 +4,8 @@ import { AppConfig } from '@app/config';
 import { FeedOrder, feedPage, Page, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
-import { DomainEventType, isAdminEventType, TransactionService } from '@app/events';
-import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
+import { ADMIN_EVENT_TYPES, DomainEventType, isAdminEventType, TransactionService } from '@app/events';
+import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
 import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery, WebhookView } from './views';
@@ -96,59 +96,64 @@ export class WebhooksService {
     scopes: readonly string[],
   ): Promise<WebhookView & { secret: string }> {
     assertMayReceive(input.events, scopes);
-    const url = await this.checkedUrl(input.url, 'accept');
+    const url = this.checkedUrl(input.url);
     const secret = generateWebhookSecret();
     const webhook = await this.tx.run(async (tx) => {
       await assertWithinQuota(tx.manager, accountId, 'webhooks');
       const [created] = await preparedQuery<Webhook>(
         tx.manager,
-        `INSERT INTO webhooks AS w (account_id, url, events, description, secret, status)
-         VALUES ($1, $2, $3, $4, $5, 'active')
+        `INSERT INTO webhooks AS w (account_id, url, events, description, secret, status, created_by_admin)
+         VALUES ($1, $2, $3, $4, $5, 'active', $6)
          RETURNING ${WEBHOOK_COLUMNS}`,
-        [accountId, url.href, input.events, input.description ?? null, this.secrets.seal(secret, accountId)],
+        [
+          accountId,
+          url.href,
+          input.events,
+          input.description ?? null,
+          this.secrets.seal(secret, accountId),
+          isAdmin(scopes),
+        ],
       );
       return created;
     });
     return { ...toWebhookView(webhook), secret };
   }
 
-  async get(accountId: number, webhookId: number): Promise<WebhookView> {
-    return toWebhookView(await this.find(this.dataSource.manager, accountId, webhookId));
+  async get(accountId: number, webhookId: number, scopes: readonly string[]): Promise<WebhookView> {
+    return toWebhookView(await this.find(this.dataSource.manager, accountId, webhookId, scopes));
   }
 
-  // A new URL passes the SSRF guard again, now also refusing a host that does not resolve. Where api_key.* events go
-  // (its URL, its events) only an `admin` key decides.
+  // A new URL passes the same check as at creation. Where api_key.* events go (its URL, its events) only an `admin`
+  // key decides: the webhook's current events are checked by find(), the new ones here.
   async update(
     accountId: number,
     webhookId: number,
     input: WebhookUpdate,
     scopes: readonly string[],
   ): Promise<WebhookView> {
-    const current = await this.find(this.dataSource.manager, accountId, webhookId);
     if (input.events) assertMayReceive(input.events, scopes);
-    if (input.url !== undefined) assertMayReceive(current.events as DomainEventType[], scopes, 'url');
-    const url = input.url === undefined ? null : (await this.checkedUrl(input.url, 'refuse')).href;
-    const [updated] = await preparedQuery<Webhook>(
-      this.dataSource,
-      `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
+    const url = input.url === undefined ? null : this.checkedUrl(input.url).href;
+    return this.change(accountId, webhookId, scopes, (manager) =>
+      preparedQuery<Webhook>(
+        manager,
+        `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
           description = CASE WHEN $5 THEN $6 ELSE w.description END,
           status = CASE WHEN $7::boolean IS NULL THEN w.status WHEN $7 THEN 'active' ELSE 'disabled' END,
           disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL
                              ELSE coalesce(w.disabled_at, now()) END
         WHERE w.id = $1 AND w.account_id = $2
         RETURNING ${WEBHOOK_COLUMNS}`,
-      [
-        webhookId,
-        accountId,
-        url,
-        input.events ?? null,
-        input.description !== undefined,
-        input.description ?? null,
-        input.enabled ?? null,
-      ],
-    );
-    if (!updated) throw ApiError.notFound('Webhook');
-    return toWebhookView(updated);
+        [
+          webhookId,
+          accountId,
+          url,
+          input.events ?? null,
+          input.description !== undefined,
+          input.description ?? null,
+          input.enabled ?? null,
+        ],
+      ),
+    ).then(toWebhookView);
   }
 
   // The replaced secret keeps signing deliveries (beside the new one) for `graceSeconds`; one replaced before is
@@ -159,28 +164,39 @@ export class WebhooksService {
     graceSeconds: number,
     scopes: readonly string[],
   ): Promise<WebhookView & { secret: string }> {
-    const current = await this.find(this.dataSource.manager, accountId, webhookId);
-    // Whoever holds the secret can forge deliveries: of api_key.* events, only an admin key.
-    assertMayReceive(current.events as DomainEventType[], scopes, 'secret');
     const secret = generateWebhookSecret();
-    const [rotated] = await preparedQuery<Webhook>(
-      this.dataSource,
-      `UPDATE webhooks w SET secret = $3,
+    // Whoever holds the secret can forge deliveries: of an admin-only webhook, only an admin key.
+    const rotated = await this.change(accountId, webhookId, scopes, (manager) =>
+      preparedQuery<Webhook>(
+        manager,
+        `UPDATE webhooks w SET secret = $3,
           previous_secret = CASE WHEN $4::integer > 0 THEN w.secret END,
           previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END
         WHERE w.id = $1 AND w.account_id = $2
         RETURNING ${WEBHOOK_COLUMNS}`,
-      [webhookId, accountId, this.secrets.seal(secret, accountId), graceSeconds],
+        [webhookId, accountId, this.secrets.seal(secret, accountId), graceSeconds],
+      ),
     );
-    if (!rotated) throw ApiError.notFound('Webhook');
     return { ...toWebhookView(rotated), secret };
   }
 
   // A new delivery (its own attempts and job ids) with the same webhook-id, so a receiver that deduplicates sees the
-  // same message; sent even to a disabled webhook.
-  async resend(accountId: number, webhookId: number, deliveryId: number): Promise<DeliveryView> {
+  // same message; sent even to a disabled webhook, but only of an event type it still receives.
+  async resend(
+    accountId: number,
+    webhookId: number,
+    deliveryId: number,
+    scopes: readonly string[],
+  ): Promise<DeliveryView> {
     const delivery = await this.tx.run(async (tx) => {
-      await this.find(tx.manager, accountId, webhookId);
+      // Shared lock: its events cannot change before the new delivery commits.
+      const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR SHARE');
+      const eventType = await this.deliveryEventType(tx.manager, accountId, webhookId, deliveryId, scopes);
+      if (eventType !== 'webhook.test' && !webhook.events.includes(eventType))
+        throw new ApiError(
+          'event_not_subscribed',
+          `The webhook no longer receives ${eventType}; add it to its events to resend this delivery`,
+        );
       const [d] = await preparedQuery<WebhookDelivery>(
         tx.manager,
         `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
@@ -196,62 +212,84 @@ export class WebhooksService {
     return toDeliveryView(delivery);
   }
 
-  async list(accountId: number): Promise<WebhookView[]> {
+  /** A key without `admin` is not shown the admin-only webhooks (they still count towards the quota). */
+  async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
     const rows = await preparedQuery<Webhook>(
       this.dataSource,
-      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.account_id = $1 ORDER BY w.id`,
-      [accountId],
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
+        WHERE w.account_id = $1 AND ($2 OR NOT (w.created_by_admin OR w.events && $3::text[]))
+        ORDER BY w.id`,
+      [accountId, isAdmin(scopes), ADMIN_EVENT_TYPES],
     );
     return rows.map(toWebhookView);
   }
 
-  /** Its deliveries go with it (ON DELETE CASCADE), so queued attempts find nothing to send. */
-  async remove(accountId: number, webhookId: number): Promise<void> {
+  // Its deliveries go with it (ON DELETE CASCADE), so queued attempts find nothing to send, and so do their attempts
+  // (with the receiver's answers) now. The webhook row locked first, then its pending deliveries: no delivery can be
+  // added, nor an attempt recorded, between the attempts' removal and the webhook's.
+  async remove(accountId: number, webhookId: number, scopes: readonly string[]): Promise<void> {
     await this.tx.run(async (tx) => {
-      const [deleted] = await preparedQuery(
+      await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
+      await preparedQuery(
         tx.manager,
-        `DELETE FROM webhooks WHERE id = $1 AND account_id = $2 RETURNING id`,
-        [webhookId, accountId],
+        `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
+          WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.status = 'pending' FOR UPDATE) pending`,
+        [accountId, webhookId],
       );
-      if (!deleted) throw ApiError.notFound('Webhook');
+      await preparedQuery(
+        tx.manager,
+        `DELETE FROM webhook_delivery_attempts a USING webhook_deliveries d
+          WHERE d.account_id = $1 AND d.webhook_id = $2 AND a.account_id = d.account_id AND a.delivery_id = d.id`,
+        [accountId, webhookId],
+      );
+      await preparedQuery(tx.manager, `DELETE FROM webhooks WHERE id = $1 AND account_id = $2`, [webhookId, accountId]);
     });
   }
 
   // Deliveries that failed while it was disabled stay failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and
   // the events API has them all.
-  async enable(accountId: number, webhookId: number): Promise<WebhookView> {
-    const [enabled] = await preparedQuery<Webhook>(
-      this.dataSource,
-      `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
-       RETURNING ${WEBHOOK_COLUMNS}`,
-      [webhookId, accountId],
+  async enable(accountId: number, webhookId: number, scopes: readonly string[]): Promise<WebhookView> {
+    const enabled = await this.change(accountId, webhookId, scopes, (manager) =>
+      preparedQuery<Webhook>(
+        manager,
+        `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
+         RETURNING ${WEBHOOK_COLUMNS}`,
+        [webhookId, accountId],
+      ),
     );
-    if (!enabled) throw ApiError.notFound('Webhook');
     return toWebhookView(enabled);
   }
 
-  /** limit + 1 rows: the extra one tells the controller another page exists. */
-  async deliveries(accountId: number, webhookId: number, q: Page & { order?: FeedOrder }): Promise<DeliveryView[]> {
-    await this.find(this.dataSource.manager, accountId, webhookId);
+  /** limit + 1 rows: the extra one tells the controller another page exists. Without `admin`, no api_key.* ones. */
+  async deliveries(
+    accountId: number,
+    webhookId: number,
+    q: Page & { order?: FeedOrder },
+    scopes: readonly string[],
+  ): Promise<DeliveryView[]> {
+    await this.find(this.dataSource.manager, accountId, webhookId, scopes);
     const page = feedPage('d', 'webhook_id', webhookId, q.order ?? 'oldest', q.after);
+    const notAdmin = isAdmin(scopes) ? raw('') : sql`AND d.event_type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
     // A debugging view: a delivery attempted moments ago may show on the next call.
     const rows = await preparedQuery<WebhookDelivery>(
       this.replicas.forStaleRead(),
-      sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d WHERE ${page.where} ${page.orderBy} LIMIT ${q.limit + 1}`,
+      sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d
+        WHERE ${page.where} ${notAdmin} ${page.orderBy} LIMIT ${q.limit + 1}`,
     );
     return rows.map(toDeliveryView);
   }
 
   /** limit + 1 attempts after attempt number `after`, oldest first; 404 for a delivery not of this webhook and account. */
-  async attempts(accountId: number, webhookId: number, deliveryId: number, q: Page): Promise<DeliveryAttemptView[]> {
+  async attempts(
+    accountId: number,
+    webhookId: number,
+    deliveryId: number,
+    q: Page,
+    scopes: readonly string[],
+  ): Promise<DeliveryAttemptView[]> {
     const manager = this.dataSource.manager;
-    await this.find(manager, accountId, webhookId);
-    const [delivery] = await preparedQuery(
-      manager,
-      `SELECT 1 FROM webhook_deliveries d WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`,
-      [deliveryId, webhookId, accountId],
-    );
-    if (!delivery) throw ApiError.notFound('Delivery');
+    await this.find(manager, accountId, webhookId, scopes);
+    await this.deliveryEventType(manager, accountId, webhookId, deliveryId, scopes);
     // As the deliveries list: an attempt made moments ago may show on the next call.
     const rows = await preparedQuery<DeliveryAttemptRow>(
       this.replicas.forStaleRead(),
@@ -266,9 +304,9 @@ export class WebhooksService {
   }
 
   /** A single attempt, no retries; answers at once. */
-  async test(accountId: number, webhookId: number): Promise<DeliveryView> {
+  async test(accountId: number, webhookId: number, scopes: readonly string[]): Promise<DeliveryView> {
     const delivery = await this.tx.run(async (tx) => {
-      await this.find(tx.manager, accountId, webhookId);
+      await this.find(tx.manager, accountId, webhookId, scopes);
       const [d] = await preparedQuery<WebhookDelivery>(
         tx.manager,
         `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES ($1, $2, NULL, 'webhook.test')
@@ -281,33 +319,86 @@ export class WebhooksService {
     return toDeliveryView(delivery);
   }
 
-  private async checkedUrl(raw: string, unresolvable: 'refuse' | 'accept'): Promise<URL> {
+  /** `update` runs on the row find() checked, locked until it commits, so the check holds for what it changes. */
+  private change(
+    accountId: number,
+    webhookId: number,
+    scopes: readonly string[],
+    update: (manager: EntityManager) => Promise<Webhook[]>,
+  ): Promise<Webhook> {
+    return this.tx.run(async (tx) => {
+      await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
+      const [changed] = await update(tx.manager);
+      return changed;
+    });
+  }
+
+  /** No DNS lookup here: the answer must not tell what a host name resolves to (the worker checks each delivery). */
+  private checkedUrl(raw: string): URL {
     try {
-      return (await resolveWebhookTarget(raw, this.config.webhooks.allowPrivateUrls, undefined, unresolvable)).url;
+      return checkWebhookUrl(raw, this.config.webhooks.allowPrivateUrls);
     } catch (err) {
       if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
       throw err;
     }
   }
 
-  private async find(manager: EntityManager, accountId: number, webhookId: number): Promise<Webhook> {
+  /** The webhook, if this key may read and change it: an admin-only one needs `admin` (403 after the 404). */
+  private async find(
+    manager: EntityManager,
+    accountId: number,
+    webhookId: number,
+    scopes: readonly string[],
+    lock: '' | 'FOR SHARE' | 'FOR UPDATE' = '',
+  ): Promise<Webhook> {
     const [w] = await preparedQuery<Webhook>(
       manager,
-      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.account_id = $2`,
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.account_id = $2 ${lock}`,
       [webhookId, accountId],
     );
     if (!w) throw ApiError.notFound('Webhook');
+    if (isAdmin(scopes)) return w;
+    const keyEvents = w.events.filter(isAdminEventType);
+    if (keyEvents.length || w.createdByAdmin) {
+      const why = keyEvents.length ? `receives ${keyEvents.join(', ')}` : 'was made by a key with the admin scope';
+      throw new ApiError(
+        'insufficient_scope',
+        `This webhook ${why}: only a key with the admin scope reads or changes it, and this API key lacks it`,
+      );
+    }
     return w;
+  }
+
+  /** The event type of a delivery of this webhook; one of an api_key.* event needs `admin`. */
+  private async deliveryEventType(
+    manager: EntityManager,
+    accountId: number,
+    webhookId: number,
+    deliveryId: number,
+    scopes: readonly string[],
+  ): Promise<string> {
+    const [delivery] = await preparedQuery<{ eventType: string }>(
+      manager,
+      `SELECT d.event_type AS "eventType" FROM webhook_deliveries d
+        WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`,
+      [deliveryId, webhookId, accountId],
+    );
+    if (!delivery) throw ApiError.notFound('Delivery');
+    if (isAdminEventType(delivery.eventType) && !isAdmin(scopes))
+      throw new ApiError(
+        'insufficient_scope',
+        `Deliveries of ${delivery.eventType} need the admin scope, which this API key lacks`,
+      );
+    return delivery.eventType;
   }
 }
 
-/** api_key.* events go only where an `admin` key says: subscribing, or changing `field` of such a webhook. */
-function assertMayReceive(events: readonly DomainEventType[], scopes: readonly string[], field = 'events'): void {
+const isAdmin = (scopes: readonly string[]) => scopes.includes('admin');
+
+/** api_key.* events go only where an `admin` key says. */
+function assertMayReceive(events: readonly DomainEventType[], scopes: readonly string[]): void {
   const adminOnly = events.filter(isAdminEventType);
-  if (!adminOnly.length || scopes.includes('admin')) return;
-  const message =
-    field === 'events'
-      ? `${adminOnly.join(', ')} need the admin scope, which this API key lacks`
-      : `a webhook receiving ${adminOnly.join(', ')} changes its ${field} only with the admin scope, which this API key lacks`;
-  throw new ApiError('insufficient_scope', `${field}: ${message}`, [{ field, message }]);
+  if (!adminOnly.length || isAdmin(scopes)) return;
+  const message = `${adminOnly.join(', ')} need the admin scope, which this API key lacks`;
+  throw new ApiError('insufficient_scope', `events: ${message}`, [{ field: 'events', message }]);
 }

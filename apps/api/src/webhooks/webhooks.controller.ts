@@ -15,6 +15,7 @@ import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
+import { locationOf } from '../openapi/location-header';
 import { FeedQuery, LINK_HEADER, page, PageQuery } from '../common/pagination';
 import {
   CreatedWebhookSchema,
@@ -48,9 +49,13 @@ export class WebhooksController {
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
     description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
+      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). An address on a private, loopback or reserved network written in the URL (or `localhost`) is refused with 400; a host name is not resolved here but before each delivery, which fails if it resolves to such an address. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`), and a webhook an `admin` key creates is managed by `admin` keys only. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
   })
-  @ApiCreatedResponse({ type: CreatedWebhookSchema })
+  @ApiCreatedResponse({
+    type: CreatedWebhookSchema,
+    description: 'Created; `Location` names it',
+    headers: locationOf('/v1/webhooks/{webhookId}'),
+  })
   @ApiErrors()
   @ApiQuotaError('webhooks')
   create(
@@ -58,7 +63,11 @@ export class WebhooksController {
     @Body() body: NewWebhookDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<CreatedWebhookSchema> {
-    return this.idempotency.run(res, () => this.webhooks.create(auth.accountId, body, auth.scopes));
+    return this.idempotency.run(res, async () => {
+      const webhook = await this.webhooks.create(auth.accountId, body, auth.scopes);
+      res.location(`/v1/webhooks/${webhook.id}`);
+      return webhook;
+    });
   }
 
   @Get()
@@ -67,12 +76,12 @@ export class WebhooksController {
     operationId: 'listWebhooks',
     summary: 'The account’s webhooks (never their secrets)',
     description:
-      'Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation.',
+      'Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation. A key without the `admin` scope is not shown the admin-only webhooks (those receiving `api_key.*` events or created by an `admin` key); they still count towards the quota.',
   })
   @ApiOkResponse({ type: [WebhookSchema] })
   @ApiErrors()
   list(@Auth() auth: AuthContext): Promise<WebhookView[]> {
-    return this.webhooks.list(auth.accountId);
+    return this.webhooks.list(auth.accountId, auth.scopes);
   }
 
   @Get(':webhookId')
@@ -81,12 +90,12 @@ export class WebhooksController {
     operationId: 'getWebhook',
     summary: 'One webhook (never its secret)',
     description:
-      'The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s.',
+      'The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s. A webhook receiving `api_key.*` events or created by an `admin` key is admin-only: this and every other operation on it need a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiOkResponse({ type: WebhookSchema })
   @ApiErrors()
   get(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
-    return this.webhooks.get(auth.accountId, webhookId);
+    return this.webhooks.get(auth.accountId, webhookId, auth.scopes);
   }
 
   @Patch(':webhookId')
@@ -95,7 +104,7 @@ export class WebhooksController {
     operationId: 'updateWebhook',
     summary: 'Change a webhook’s URL, event types, description, or enable or disable it',
     description:
-      'Changes the fields sent. A new URL is checked as at creation, and a host that does not resolve is refused too (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing the URL of a webhook that receives them, needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.',
+      'Changes the fields sent. A new URL is checked as at creation (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing an admin-only webhook (one receiving them or created by an `admin` key), needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.',
   })
   @ApiOkResponse({ type: WebhookSchema })
   @ApiErrors()
@@ -119,7 +128,7 @@ export class WebhooksController {
     operationId: 'rotateWebhookSecret',
     summary: 'New signing secret, shown once; the old one also signs for a grace period',
     description:
-      'Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating a webhook that receives `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).',
+      'Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating an admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).',
   })
   @ApiCreatedResponse({ type: CreatedWebhookSchema })
   @ApiErrors()
@@ -140,12 +149,12 @@ export class WebhooksController {
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook; its pending deliveries stop',
     description:
-      'Deletes a webhook; deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events.',
+      'Deletes a webhook with its deliveries and their attempts (the receiver’s answers with them); deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is deleted only by a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors()
   async remove(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<void> {
-    await this.webhooks.remove(auth.accountId, webhookId);
+    await this.webhooks.remove(auth.accountId, webhookId, auth.scopes);
   }
 
   @Post(':webhookId/enable')
@@ -155,12 +164,12 @@ export class WebhooksController {
     operationId: 'enableWebhook',
     summary: 'Re-enable a webhook disabled after failing deliveries',
     description:
-      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events).',
+      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events). An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is re-enabled only by a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiOkResponse({ type: WebhookSchema })
   @ApiErrors()
   enable(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
-    return this.webhooks.enable(auth.accountId, webhookId);
+    return this.webhooks.enable(auth.accountId, webhookId, auth.scopes);
   }
 
   @Get(':webhookId/deliveries')
@@ -169,7 +178,7 @@ export class WebhooksController {
     operationId: 'listWebhookDeliveries',
     summary: 'Deliveries to a webhook, in either order: attempts, last status, next retry',
     description:
-      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).',
+      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). A key without the `admin` scope is not shown deliveries of `api_key.*` events.',
   })
   @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
   @ApiErrors()
@@ -179,7 +188,7 @@ export class WebhooksController {
     @Query() query: FeedQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryView[]> {
-    const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query);
+    const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query, auth.scopes);
     return page(res, `/v1/webhooks/${webhookId}/deliveries`, query, rows);
   }
 
@@ -189,7 +198,7 @@ export class WebhooksController {
     operationId: 'listWebhookDeliveryAttempts',
     summary: 'Every attempt of a delivery: when, status, duration, answer excerpt, error',
     description:
-      'The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s.',
+      'The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s; those of a delivery of an `api_key.*` event need a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiOkResponse({ type: [DeliveryAttemptSchema], headers: LINK_HEADER })
   @ApiErrors()
@@ -200,7 +209,7 @@ export class WebhooksController {
     @Query() query: PageQuery,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryAttemptView[]> {
-    const rows = await this.webhooks.attempts(auth.accountId, webhookId, deliveryId, query);
+    const rows = await this.webhooks.attempts(auth.accountId, webhookId, deliveryId, query, auth.scopes);
     const path = `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/attempts`;
     return page(res, path, query, rows, (a) => a.attempt);
   }
@@ -212,7 +221,7 @@ export class WebhooksController {
     operationId: 'resendWebhookDelivery',
     summary: 'Send a delivery’s event again, as a new delivery with the same webhook-id',
     description:
-      'Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s.',
+      'Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s. An event type the webhook no longer receives is not resent (409 `event_not_subscribed`), and a delivery of an `api_key.*` event is resent only by a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiAcceptedResponse({ type: DeliverySchema })
   @ApiErrors()
@@ -222,7 +231,7 @@ export class WebhooksController {
     @Param('deliveryId', ParseIdPipe) deliveryId: number,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryView> {
-    return this.idempotency.run(res, () => this.webhooks.resend(auth.accountId, webhookId, deliveryId));
+    return this.idempotency.run(res, () => this.webhooks.resend(auth.accountId, webhookId, deliveryId, auth.scopes));
   }
 
   @Post(':webhookId/test')
@@ -232,11 +241,11 @@ export class WebhooksController {
     operationId: 'testWebhook',
     summary: 'Queue a signed `webhook.test` delivery (one attempt)',
     description:
-      'Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries.',
+      'Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is tested only by a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiAcceptedResponse({ type: DeliverySchema })
   @ApiErrors()
   test(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<DeliveryView> {
-    return this.webhooks.test(auth.accountId, webhookId);
+    return this.webhooks.test(auth.accountId, webhookId, auth.scopes);
   }
 }

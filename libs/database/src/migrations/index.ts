@@ -17,6 +17,7 @@ import { PetNameSearchIndex1764300000000 } from './1764300000000-pet-name-search
 import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-history';
 import { ExplicitPartitionRanges1764500000000 } from './1764500000000-explicit-partition-ranges';
 import { TenantLeadingKeys1764600000000 } from './1764600000000-tenant-leading-keys';
+import { WebhookCreatedByAdmin1764700000000 } from './1764700000000-webhook-created-by-admin';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   PartitionedHistory1764400000000,
   ExplicitPartitionRanges1764500000000,
   TenantLeadingKeys1764600000000,
+  WebhookCreatedByAdmin1764700000000,
 ];

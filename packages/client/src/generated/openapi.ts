@@ -450,7 +450,7 @@ export interface paths {
     };
     /**
      * The account’s webhooks (never their secrets)
-     * @description Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation.
+     * @description Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation. A key without the `admin` scope is not shown the admin-only webhooks (those receiving `api_key.*` events or created by an `admin` key); they still count towards the quota.
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -458,7 +458,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe a URL to event types; the signing secret is in this answer only
-     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). Addresses on private, loopback or reserved networks are refused with 400. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
+     * @description Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). An address on a private, loopback or reserved network written in the URL (or `localhost`) is refused with 400; a host name is not resolved here but before each delivery, which fails if it resolves to such an address. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`), and a webhook an `admin` key creates is managed by `admin` keys only. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -478,7 +478,7 @@ export interface paths {
     };
     /**
      * One webhook (never its secret)
-     * @description The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s.
+     * @description The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s. A webhook receiving `api_key.*` events or created by an `admin` key is admin-only: this and every other operation on it need a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -487,7 +487,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a webhook; its pending deliveries stop
-     * @description Deletes a webhook; deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events.
+     * @description Deletes a webhook with its deliveries and their attempts (the receiver’s answers with them); deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is deleted only by a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -496,7 +496,7 @@ export interface paths {
     head?: never;
     /**
      * Change a webhook’s URL, event types, description, or enable or disable it
-     * @description Changes the fields sent. A new URL is checked as at creation, and a host that does not resolve is refused too (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing the URL of a webhook that receives them, needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.
+     * @description Changes the fields sent. A new URL is checked as at creation (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing an admin-only webhook (one receiving them or created by an `admin` key), needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -512,7 +512,7 @@ export interface paths {
     };
     /**
      * Deliveries to a webhook, in either order: attempts, last status, next retry
-     * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`).
+     * @description The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). A key without the `admin` scope is not shown deliveries of `api_key.*` events.
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -534,7 +534,7 @@ export interface paths {
     };
     /**
      * Every attempt of a delivery: when, status, duration, answer excerpt, error
-     * @description The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s.
+     * @description The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s; those of a delivery of an `api_key.*` event need a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
      */
@@ -558,7 +558,7 @@ export interface paths {
     put?: never;
     /**
      * Send a delivery’s event again, as a new delivery with the same webhook-id
-     * @description Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s.
+     * @description Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s. An event type the webhook no longer receives is not resent (409 `event_not_subscribed`), and a delivery of an `api_key.*` event is resent only by a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -580,7 +580,7 @@ export interface paths {
     put?: never;
     /**
      * Re-enable a webhook disabled after failing deliveries
-     * @description Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events).
+     * @description Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events). An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is re-enabled only by a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -602,7 +602,7 @@ export interface paths {
     put?: never;
     /**
      * New signing secret, shown once; the old one also signs for a grace period
-     * @description Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating a webhook that receives `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).
+     * @description Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating an admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -624,7 +624,7 @@ export interface paths {
     put?: never;
     /**
      * Queue a signed `webhook.test` delivery (one attempt)
-     * @description Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries.
+     * @description Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is tested only by a key with the `admin` scope (403 `insufficient_scope`).
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -969,6 +969,7 @@ export interface components {
       | 'category_exists'
       | 'idempotency_key_in_use'
       | 'last_admin_key'
+      | 'event_not_subscribed'
       | 'endpoint_sunset'
       | 'precondition_failed'
       | 'payload_too_large'
@@ -8970,10 +8971,12 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created */
+      /** @description Created; `Location` names it */
       201: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          /** @description The created record: /v1/webhooks/{webhookId} */
+          Location: string;
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
@@ -10551,8 +10554,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "event_not_subscribed",
+           *       "message": "Event not subscribed",
            *       "status": 409
            *     }
            */
