@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Pool } from 'pg';
 import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
 import { measure, send, Target } from './lib/load';
-import { cpuMs, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
 
 const argv = process.argv.slice(2);
@@ -28,9 +28,8 @@ const BUILD = option('--build', 'dist/apps/api/main.js');
 const BASELINE = argv.includes('--baseline');
 /** Sample allocations (collected ones included) through the inspector instead of the CPU profiler. */
 const ALLOC = argv.includes('--alloc');
-const INSPECT_PORT = 9339;
+const INSPECT_PORT = 9339 + (process.pid % 500);
 const WEBHOOKS = Number(option('--webhooks', '5000'));
-const PORT = 3960;
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
 const log = (msg: string) => process.stderr.write(`[profile] ${msg}\n`);
 
@@ -40,7 +39,6 @@ const env: Record<string, string> = {
   REDIS_URL,
   LOG_LEVEL: 'info',
   DEMO_SEED: 'false',
-  PORT: String(PORT),
   METRICS_PORT: '0',
   WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
   API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
@@ -187,6 +185,7 @@ class AllocationSampling {
 }
 
 async function main(): Promise<void> {
+  env.PORT = String(await freePort());
   await freshStores(env);
   const account = createAccount('profile', { ...env, LOG_LEVEL: 'error' });
   const pool = new Pool({ connectionString: DATABASE_URL, max: 2 });
@@ -207,7 +206,7 @@ async function main(): Promise<void> {
     },
     tmp,
   );
-  const url = `http://127.0.0.1:${PORT}`;
+  const url = `http://127.0.0.1:${env.PORT}`;
   await waitForHttp(`${url}${BASELINE ? '/ready' : '/health/ready'}`, proc);
   const v1 = BASELINE ? '' : '/v1';
   let i = 0;
@@ -264,7 +263,7 @@ function report(title: string, windowMs: number, units: number): void {
 /** WEBHOOKS pet.created events queued with the worker stopped, then delivered by one profiled worker. */
 async function profileWorker(apiKey: string): Promise<void> {
   const api = startNode('api', [BUILD], { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }, tmp);
-  const url = `http://127.0.0.1:${PORT}`;
+  const url = `http://127.0.0.1:${env.PORT}`;
   await waitForHttp(`${url}/health/ready`, api);
   const times: number[] = [];
   const receiver = createServer((req, res) => {
@@ -292,7 +291,7 @@ async function profileWorker(apiKey: string): Promise<void> {
     WEBHOOKS,
   );
   await api.stop();
-  const workerPort = PORT + 1;
+  const workerPort = await freePort();
   const worker = startNode(
     'worker',
     ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],

@@ -12,7 +12,18 @@ import { loadConfig } from '@app/config';
 import { accountPage, raw, sql } from '@app/database';
 import { measure, Measurement, send, Target } from './lib/load';
 import { pairedRounds } from './lib/paired';
-import { cpuMs, HAS_TASKSET, pinLoadGenerator, Proc, rssMb, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
+import {
+  cpuMs,
+  freePort,
+  HAS_TASKSET,
+  pinLoadGenerator,
+  Proc,
+  rssMb,
+  sleep,
+  startNode,
+  TS_NODE,
+  waitForHttp,
+} from './lib/proc';
 import {
   BenchStoreRefused,
   createAccount,
@@ -92,14 +103,6 @@ const TRACING_SAMPLED = 0.1;
 
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const baseEnv: Record<string, string> = {
   NODE_ENV: 'production',

@@ -1,5 +1,7 @@
 import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import packageJson from '../../package.json';
 
@@ -166,7 +168,10 @@ export class RssSampler {
 }
 
 /** CPU ms so far: the machine's busy time, and each process of the named programs (Postgres backends, say). */
-export function cpuByProgram(names: string[]): { machine: number; processes: Map<number, { name: string; ms: number }> } {
+export function cpuByProgram(names: string[]): {
+  machine: number;
+  processes: Map<number, { name: string; ms: number }>;
+} {
   const processes = new Map<number, { name: string; ms: number }>();
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
@@ -199,4 +204,13 @@ export function coresBetween(
     cores[name] = (cores[name] ?? 0) + (used - (before.processes.get(pid)?.ms ?? 0)) / ms;
   }
   return cores;
+}
+
+/** A loopback port free at the time of asking. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }
