@@ -110,7 +110,8 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
 
   const server = createApiServer((req, res) => {
     inFlight.add(res);
-    res.once('close', () => {
+    // 'close' comes once: `on` spares the wrapper `once` makes per request.
+    res.on('close', () => {
       inFlight.delete(res);
       // An idle keep-alive socket is closed now rather than after keepAliveTimeout.
       if (draining) setImmediate(() => server.closeIdleConnections());

@@ -11,8 +11,11 @@ function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   });
 }
 
-@Injectable()
-export class ApiValidationPipe extends ValidationPipe {
+/** A class with validation rules (a DTO), not a primitive's constructor. */
+const isDto = (metatype: ArgumentMetadata['metatype']) =>
+  !!metatype && ![String, Number, Boolean, Object, Array].includes(metatype as never);
+
+class DtoValidationPipe extends ValidationPipe {
   constructor() {
     super({
       whitelist: true,
@@ -46,6 +49,18 @@ export class ApiValidationPipe extends ValidationPipe {
       const summary = (details as ErrorDetail[]).map((d) => `${d.field}: ${d.message}`).join('; ');
       throw new ApiError(code, summary || 'Invalid input', details as ErrorDetail[]);
     }
+  }
+}
+
+/** The global pipe: DTOs (bodies, queries, parameter objects) through class-validator. */
+@Injectable()
+export class ApiValidationPipe implements PipeTransform {
+  private readonly dtos = new DtoValidationPipe();
+
+  // Nothing to validate in a custom decorator's value or a path parameter (a string): answered without a promise.
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    if (metadata.type === 'custom' || (metadata.type === 'param' && !isDto(metadata.metatype))) return value;
+    return this.dtos.transform(value, metadata);
   }
 }
 

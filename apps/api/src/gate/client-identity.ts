@@ -1,11 +1,14 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '@app/errors';
 
+const IPV4_MAPPED = /^::ffff:(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/i;
+
 // An IPv6 client usually holds a whole /64, so the /64 is the unit (else 2^64 budgets). An
 // IPv4-mapped address (what a dual-stack socket reports) counts as its IPv4 address.
 export function addressBucket(ip: string | undefined): string {
   if (!ip) return 'ip:unknown';
   if (!ip.includes(':')) return `ip:${ip}`; // IPv4, the common case, without parsing
+  if (IPV4_MAPPED.test(ip)) return `ip:${ip.slice(7)}`; // what a dual-stack socket reports for IPv4 peers
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     parsed = ipaddr.process(ip);

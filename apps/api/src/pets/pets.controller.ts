@@ -28,12 +28,20 @@ export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
 @ApiTags('Pets')
 @Controller('pets')
 export class PetsController {
+  /** RFC 9745 and RFC 8594 headers of GET /pets/{petId}, the same on every answer. */
+  private readonly deprecation: { Deprecation: string; Sunset: string };
+
   constructor(
     private readonly pets: PetsService,
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly idempotency: IdempotencyService,
-  ) {}
+  ) {
+    this.deprecation = {
+      Deprecation: `@${Math.floor(PET_GET_DEPRECATED_AT.getTime() / 1000)}`,
+      Sunset: config.petGetSunsetAt.toUTCString(),
+    };
+  }
 
   @Get()
   @Policy({ scope: 'read' })
@@ -101,20 +109,16 @@ export class PetsController {
     @Param('petId', ParseIdPipe) id: number,
     @Res({ passthrough: true }) res: Response,
   ): Promise<string | undefined> {
-    const headers = {
-      Deprecation: `@${Math.floor(PET_GET_DEPRECATED_AT.getTime() / 1000)}`,
-      Sunset: this.config.petGetSunsetAt.toUTCString(),
-      Link: `</v1/pets?ids=${id}>; rel="successor-version"`,
-    };
-    if (this.clock.now() >= this.config.petGetSunsetAt) {
-      throw new ApiError(
-        'endpoint_sunset',
-        'GET /pets/{petId} is past its sunset; use GET /pets?ids=',
-        undefined,
-        headers,
-      );
+    const link = `</v1/pets?ids=${id}>; rel="successor-version"`;
+    if (this.clock.nowMs() >= this.config.petGetSunsetAt.getTime()) {
+      throw new ApiError('endpoint_sunset', 'GET /pets/{petId} is past its sunset; use GET /pets?ids=', undefined, {
+        ...this.deprecation,
+        Link: link,
+      });
     }
-    res.set(headers);
+    res.setHeader('Deprecation', this.deprecation.Deprecation);
+    res.setHeader('Sunset', this.deprecation.Sunset);
+    res.setHeader('Link', link);
     return taggedJson(res, await this.pets.get(auth.accountId, id));
   }
 
