@@ -8,7 +8,7 @@ import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation, isUsable } fr
 import { displayPrefix, hashApiKey, hasValidTag, KeyTags, keyFormat } from './api-key-format';
 import { KeyCache } from './key-cache';
 import { LegacyKeyPrefixes } from './legacy-key-prefixes';
-import { LookupBudget } from './lookup-budget';
+import { LookupBudget, LookupDeclined, LookupRequester } from './lookup-budget';
 import { SharedKeyMemory } from './shared-key-memory';
 
 interface CacheEntry {
@@ -35,9 +35,10 @@ const SUBSCRIPTION_PROBE_MS = 1_000;
 
 /**
  * Verifies Bearer keys, cheapest answer first: this process's cache; the key's shape (checksum,
- * tag, legacy prefix) with no I/O; the keys shared in Redis; then Postgres, single-flight and
- * within the lookup budget. Invalidations arrive over pub/sub; an entry loaded while deaf to them
- * is trusted for 1 s only. A heap snapshot holds keys in use (docs/keys-and-limits.md).
+ * tag, legacy prefix) with no I/O; the answers shared in Redis (refused keys too); then Postgres,
+ * single-flight, within the lookup budget and the client address's share of it. Invalidations
+ * arrive over pub/sub; an entry loaded while deaf to them is trusted for 1 s only. A heap snapshot
+ * holds keys in use (docs/keys-and-limits.md).
  */
 @Injectable()
 export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
@@ -115,7 +116,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     return format === 'legacy' && this.legacy.mayExist(displayPrefix(token));
   }
 
-  lookUp(token: string, nowMs = Date.now()): Promise<AuthContext | null> {
+  /** Rejects with LookupDeclined when Postgres alone can answer and `requester`'s limited address had its lookup. */
+  lookUp(token: string, nowMs = Date.now(), requester?: LookupRequester): Promise<AuthContext | null> {
     if (!this.isPlausible(token)) {
       lookups.inc({ answer: 'shape' });
       return Promise.resolve(null);
@@ -125,44 +127,54 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     if (refusedAt !== undefined && Date.now() - refusedAt < NEGATIVE_TTL_MS) return Promise.resolve(null);
     let pending = this.inflight.get(hash);
     if (!pending) {
-      pending = this.load(token, hash).finally(() => this.inflight.delete(hash));
+      pending = this.load(token, hash, requester).finally(() => this.inflight.delete(hash));
       this.inflight.set(hash, pending);
     }
     return pending.then((ctx) => (ctx ? this.usable(ctx, nowMs) : null));
   }
 
-  private async load(token: string, hash: string): Promise<AuthContext | null> {
+  private async load(token: string, hash: string, requester?: LookupRequester): Promise<AuthContext | null> {
     const epoch = this.epoch;
     const loadedAt = Date.now();
-    // Deaf to invalidations means trouble with Redis: straight to Postgres rather than wait on it.
-    const remembered = this.listeningSince !== undefined ? await this.shared.get(hash) : undefined;
+    // Deaf to invalidations means trouble with Redis: Postgres alone rather than wait on it.
+    const listening = this.listeningSince !== undefined;
+    const remembered = listening ? await this.shared.get(hash) : undefined;
     let ctx: AuthContext | null;
-    if (remembered) {
+    if (remembered !== undefined) {
       lookups.inc({ answer: 'shared' });
       ctx = remembered;
     } else {
-      const release = this.acquireLookup();
-      lookups.inc({ answer: 'postgres' });
-      try {
-        ctx = await this.query(hash);
-      } finally {
-        release();
-      }
+      ctx = await this.fromPostgres(hash, requester, listening);
     }
-    const fromPostgres = !remembered;
     if (epoch === this.epoch) {
       if (ctx) this.cache.set(token, { accountId: ctx.accountId, loadedAt, ctx, hash });
       else remember(this.unknown, MAX_UNKNOWN, hash, loadedAt);
-      if (ctx && fromPostgres && isUsable(ctx, Date.now())) await this.shared.put(hash, ctx);
+      if (remembered === undefined && listening) await this.shared.put(hash, ctx);
     }
     return ctx;
   }
 
-  private acquireLookup(): () => void {
+  private async fromPostgres(
+    hash: string,
+    requester: LookupRequester | undefined,
+    listening: boolean,
+  ): Promise<AuthContext | null> {
+    // The address limiter lives in Redis too: while deaf, only the address's share applies.
+    const limited = requester && listening ? await requester.isLimited() : false;
+    const release = this.acquireLookup(requester?.address, limited);
+    lookups.inc({ answer: 'postgres' });
     try {
-      return this.budget.acquire();
+      return await this.query(hash);
+    } finally {
+      release();
+    }
+  }
+
+  private acquireLookup(address: string | undefined, limited: boolean): () => void {
+    try {
+      return this.budget.acquire(address, limited);
     } catch (err) {
-      lookups.inc({ answer: 'over_budget' });
+      lookups.inc({ answer: err instanceof LookupDeclined ? 'address_limited' : 'over_budget' });
       throw err;
     }
   }
@@ -172,6 +184,8 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     try {
       const hash = hashApiKey(token);
       const ctx = await this.query(hash);
+      this.unknown.delete(hash);
+      // Replaces whatever was remembered for the hash, a "no such key" included.
       if (ctx) await this.shared.put(hash, ctx);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'new key not shared');

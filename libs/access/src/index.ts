@@ -4,6 +4,7 @@ export * from './scopes';
 export * from './api-key-format';
 export * from './auth-context';
 export * from './api-key-authenticator';
+export * from './lookup-budget';
 export * from './legacy-key-prefixes';
 export * from './api-keys.service';
 export * from './accounts.service';

@@ -6,6 +6,9 @@ import { AuthContext } from './auth-context';
 
 // Carries keys through a rolling restart; invalidations delete entries sooner.
 const TTL_MS = 60 * 60_000;
+// Hashes no key has can be made up endlessly (a leaked tag key, live old-format prefixes): kept briefly.
+const UNKNOWN_TTL_MS = 60_000;
+const UNKNOWN = 'none';
 // For a lookup on another replica that raced the first delete.
 const SECOND_DELETE_MS = 2_000;
 
@@ -20,7 +23,10 @@ type Stored = Omit<AuthContext, 'expiresAt' | 'rotatedOutAt' | 'revokedAt'> & {
 const ms = (d: Date | null) => (d ? new Date(d).getTime() : null);
 const date = (n: number | null) => (n === null ? null : new Date(n));
 
-/** Verified keys shared by every API replica (docs/internals/decisions.md); Redis away only means Postgres. */
+/**
+ * Keys' answers shared by every API replica (docs/internals/decisions.md), refused ones too, so a
+ * revoked key costs one Postgres lookup in all; Redis away only means Postgres.
+ */
 @Injectable()
 export class SharedKeyMemory {
   private readonly logger = new Logger(SharedKeyMemory.name);
@@ -30,10 +36,12 @@ export class SharedKeyMemory {
     private readonly dataSource: DataSource,
   ) {}
 
-  async get(hash: string): Promise<AuthContext | undefined> {
+  /** null: no key has this hash; undefined: nothing remembered. */
+  async get(hash: string): Promise<AuthContext | null | undefined> {
     try {
       const text = await this.redis.get(keyOf(hash));
       if (!text) return undefined;
+      if (text === UNKNOWN) return null;
       const s = JSON.parse(text) as Stored;
       return { ...s, expiresAt: date(s.expiresAt), rotatedOutAt: date(s.rotatedOutAt), revokedAt: date(s.revokedAt) };
     } catch {
@@ -41,17 +49,22 @@ export class SharedKeyMemory {
     }
   }
 
-  async put(hash: string, ctx: AuthContext): Promise<void> {
-    const stored: Stored = {
-      ...ctx,
-      expiresAt: ms(ctx.expiresAt),
-      rotatedOutAt: ms(ctx.rotatedOutAt),
-      revokedAt: ms(ctx.revokedAt),
-    };
+  /** null: no key has this hash, which never replaces a key's answer (one issued meanwhile). */
+  async put(hash: string, ctx: AuthContext | null): Promise<void> {
     try {
+      if (!ctx) {
+        await this.redis.set(keyOf(hash), UNKNOWN, 'PX', UNKNOWN_TTL_MS, 'NX');
+        return;
+      }
+      const stored: Stored = {
+        ...ctx,
+        expiresAt: ms(ctx.expiresAt),
+        rotatedOutAt: ms(ctx.rotatedOutAt),
+        revokedAt: ms(ctx.revokedAt),
+      };
       await this.redis.set(keyOf(hash), JSON.stringify(stored), 'PX', TTL_MS);
     } catch (err) {
-      this.logger.warn({ err: { message: (err as Error).message } }, 'verified key not shared');
+      this.logger.warn({ err: { message: (err as Error).message } }, 'key answer not shared');
     }
   }
 

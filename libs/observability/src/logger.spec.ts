@@ -49,6 +49,7 @@ describe('accessLog', () => {
       statusCode: status,
       writableFinished: finished,
       setHeader: (name: string, value: unknown) => (sent[name] = value),
+      hasHeader: (name: string) => Object.keys(sent).some((k) => k.toLowerCase() === name.toLowerCase()),
     }) as unknown as ServerResponse;
     return { req, res, sent };
   }
@@ -76,6 +77,14 @@ describe('accessLog', () => {
     expect(failed[0]).toMatchObject({ level: 50, status: 500 });
     const aborted = run('/v1/pets', {}, 200, false).lines;
     expect(aborted[0]).toMatchObject({ level: 30, aborted: true });
+  });
+
+  it('logs a 503 that says when to retry as info: shed load, not a failure', () => {
+    const { logger, lines } = capture();
+    const { req, res } = exchange('/v1/pets', {}, 503, true);
+    accessLog(logger)(req, res, () => res.setHeader('Retry-After', '1'));
+    res.emit('close');
+    expect(lines[0]).toMatchObject({ level: 30, status: 503 });
   });
 
   it('gives probes a request id but no log line', () => {

@@ -101,7 +101,7 @@ export function accessLog(logger: Logger, done?: RequestDone) {
         ms: Math.round(ms),
         ...(res.writableFinished ? {} : { aborted: true }),
       };
-      if (res.statusCode >= 500) logger.error(line, 'request failed');
+      if (res.statusCode >= 500 && !isShed(res)) logger.error(line, 'request failed');
       else logger.info(line, 'request completed');
     });
     next();
@@ -109,6 +109,10 @@ export function accessLog(logger: Logger, done?: RequestDone) {
 }
 
 const QUIET_PATHS = /^\/(health|metrics)/;
+
+// A 503 that says when to retry is an answer the API chose (a spent lookup budget, a backing service
+// away; each logs its own warning): an error line per request would flood the log when it is busiest.
+const isShed = (res: ServerResponse) => res.statusCode === 503 && res.hasHeader('Retry-After');
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 

@@ -9,6 +9,9 @@ import {
   AuthContext,
   keySubject,
   limitsFor,
+  LookupDeclined,
+  lookupBusy,
+  LookupRequester,
   PlanRateLimiter,
   RateLimitDecision,
   rateLimitHeaders,
@@ -33,6 +36,12 @@ declare module 'express-serve-static-core' {
 const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
 const BEARER = /^Bearer ([^\s]+)$/i; // case-insensitive scheme (RFC 9110)
+
+const addressOf = (req: Request): RateLimitSubject => ({
+  bucket: addressBucket(req.ip),
+  banKey: 'ip',
+  plan: 'anonymous',
+});
 
 const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => ({
   bucket: `k:${auth.keyId}:${budget.name}`,
@@ -67,10 +76,9 @@ export class RequestGateMiddleware {
     const now = this.clock.nowMs();
     const { auth, failure } = hasDuplicateAuthorization(req.rawHeaders)
       ? { failure: duplicateAuthorization() }
-      : await this.identify(req.headers.authorization, now);
+      : await this.identify(req.headers.authorization, now, req);
     if (!auth) {
-      const address: RateLimitSubject = { bucket: addressBucket(req.ip), banKey: 'ip', plan: 'anonymous' };
-      const decision = await this.limiter.consume(address, ANONYMOUS_LIMITS, now);
+      const decision = await this.limiter.consume(addressOf(req), ANONYMOUS_LIMITS, now);
       this.report(res, decision, now);
       refuseOver(decision, 'client address');
       throw failure;
@@ -107,8 +115,13 @@ export class RequestGateMiddleware {
   }
 
   // Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
-  // like the others, answered after the address's limiter. Public for the benchmark.
-  async identify(header: string | undefined, now: number): Promise<{ auth?: AuthContext; failure?: unknown }> {
+  // like the others, answered after the address's limiter. Without `req` (the benchmark), a lookup
+  // Postgres alone can answer does not wait for its address.
+  async identify(
+    header: string | undefined,
+    now: number,
+    req?: Request,
+  ): Promise<{ auth?: AuthContext; failure?: unknown }> {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
     if (!match)
@@ -116,12 +129,25 @@ export class RequestGateMiddleware {
     const cached = this.authenticator.cached(match[1], now);
     if (cached !== undefined) return cached ? { auth: cached } : { failure: invalidKey() };
     try {
-      const auth = await this.authenticator.lookUp(match[1], now);
+      const auth = await this.authenticator.lookUp(match[1], now, req && this.requester(addressOf(req), now));
       return auth ? { auth } : { failure: invalidKey() };
     } catch (err) {
       if (err instanceof ApiError && err.code === 'service_unavailable') throw err;
-      return { failure: err };
+      // The address's refusal answers it; a 503 only if its budget reopened meanwhile (a new minute).
+      return { failure: err instanceof LookupDeclined ? lookupBusy() : err };
     }
+  }
+
+  // A limited or banned address's misses cannot spend the lookups other clients' new keys need.
+  // Only peeked: a lookup that finds a genuine key costs its address nothing.
+  private requester(address: RateLimitSubject, now: number): LookupRequester {
+    return {
+      address: address.bucket,
+      isLimited: async () => {
+        const decision = await this.limiter.peek(address, ANONYMOUS_LIMITS, now);
+        return decision.outcome !== 'admitted' || decision.reported.remaining === 0;
+      },
+    };
   }
 }
 
