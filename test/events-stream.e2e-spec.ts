@@ -76,6 +76,19 @@ describe('GET /v1/events/stream', () => {
     expect(again.events).toHaveLength(4);
   });
 
+  it('without Last-Event-ID, first sends the newest id as a position, so a reconnect before any event misses none', async () => {
+    const { apiKey, newPet } = await account();
+    const first = await stream(a, apiKey, '?type=pet.created');
+    await first.waitFor(() => first.frames.some((f) => f.id), 2_000, 'a position');
+    const [position] = first.frames.filter((f) => f.id);
+    expect(position.data).toBeUndefined();
+    await first.close();
+    const missed = (await newPet('gap')).body.id;
+    const again = await stream(a, apiKey, '?type=pet.created', { 'Last-Event-ID': position.id! });
+    const [event] = await again.waitForEvents(1);
+    expect(Number(event.resourceId)).toBe(missed);
+  });
+
   it('resumes with ?after= too, and Last-Event-ID wins over it', async () => {
     const { apiKey, newPet } = await account();
     const ids = [];

@@ -18,6 +18,8 @@ export type StreamEnd = 'behind' | 'lost' | 'shutdown';
 export interface StreamOutput {
   /** False when the client's socket is full: nothing more is written until `drained()`. */
   write(event: PublicEvent): boolean;
+  /** An id without an event: where a client that reconnects resumes from, before any event came. */
+  position(id: number): void;
   heartbeat(): void;
   end(why: StreamEnd): void;
 }
@@ -51,6 +53,7 @@ export class EventStream implements LiveSink {
     private readonly filter: EventFilter,
     private lastId: number | undefined,
     private readonly backlog: (after: number) => Promise<PublicEvent[]>,
+    private readonly latestId: () => Promise<number | undefined>,
     private readonly onEnd: (stream: EventStream) => void,
   ) {}
 
@@ -75,17 +78,20 @@ export class EventStream implements LiveSink {
     if (this.writable && !this.ended) this.out.heartbeat();
   }
 
-  /** Sends the backlog after `after` (when given), then goes live. */
+  /** Sends the backlog after `after` (when given; else the newest id as the position), then goes live. */
   async start(): Promise<void> {
-    if (this.lastId !== undefined) {
+    if (this.lastId === undefined) {
+      this.lastId = await this.latestId();
+      if (this.lastId !== undefined && !this.ended) this.out.position(this.lastId);
+    } else {
       for (let full = true; full && !this.ended;) {
         const page = await this.backlog(this.lastId);
         for (const event of page) if (!this.ended) await this.send(event);
         full = page.length === BACKLOG_PAGE;
       }
-      const seen = this.lastId;
-      this.pending = this.pending.filter((event) => event.id > seen);
     }
+    const seen = this.lastId ?? 0;
+    this.pending = this.pending.filter((event) => event.id > seen);
     this.live = true;
     this.pump();
   }
@@ -152,7 +158,8 @@ export class EventStreams implements OnApplicationShutdown {
         { 'Retry-After': String(Math.ceil(this.config.eventStreamHeartbeatMs / 1000)) },
       );
     const backlog = (after: number) => this.events.backlog(req.accountId, after, req.filter, BACKLOG_PAGE);
-    const stream = new EventStream(out, req.filter, req.after, backlog, (s) => this.forget(s));
+    const latest = () => this.events.latestId(req.accountId);
+    const stream = new EventStream(out, req.filter, req.after, backlog, latest, (s) => this.forget(s));
     try {
       stream.unsubscribe = await this.live.subscribe(req.accountId, stream);
     } catch (err) {

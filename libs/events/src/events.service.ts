@@ -47,6 +47,15 @@ export class EventsService {
     return this.page(this.primary, accountId, 'oldest', after, byType, filter.adminEvents, limit);
   }
 
+  /** The account's newest event id, from the primary: where a stream started without `after` stands. */
+  async latestId(accountId: number): Promise<number | undefined> {
+    const [row] = await preparedQuery<{ id: number }>(
+      this.primary,
+      sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`,
+    );
+    return row?.id;
+  }
+
   private async page(
     source: DataSource,
     accountId: number,

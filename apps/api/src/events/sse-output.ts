@@ -23,6 +23,10 @@ export class SseOutput implements StreamOutput {
     return this.res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
   }
 
+  position(id: number): void {
+    this.res.write(`id: ${id}\n\n`);
+  }
+
   heartbeat(): void {
     this.res.write(': heartbeat\n\n');
   }
