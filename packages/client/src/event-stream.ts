@@ -19,7 +19,8 @@ export interface StreamFrame {
 
 /** The frames of a `text/event-stream` body, as the WHATWG HTML parser reads them (LF, CRLF or CR line ends). */
 export async function* streamFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamFrame, void, undefined> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let buffer = '';
   let frame: StreamFrame = {};
   let data: string[] = [];
@@ -27,7 +28,7 @@ export async function* streamFrames(body: ReadableStream<Uint8Array>): AsyncGene
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
       // A CR at the very end may be the first half of a CRLF: it waits for the next chunk.
       const cut = buffer.endsWith('\r') ? buffer.length - 1 : buffer.length;
       const lines = buffer.slice(0, cut).split(/\r\n|\r|\n/);
