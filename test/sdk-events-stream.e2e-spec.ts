@@ -38,17 +38,31 @@ class Follower {
 describe('SDK: client.events.stream()', () => {
   let api: RunningApi;
   let proxy: TcpProxy;
-  const stop = new AbortController();
+  let stop = new AbortController();
 
   beforeAll(async () => {
     api = await startApi();
     proxy = await TcpProxy.inFrontOf(api.url);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     stop.abort();
+    stop = new AbortController();
+    await streamsOpen(0);
+  });
+  afterAll(async () => {
     await proxy.stop();
     await api.close();
   });
+
+  /** Events committed from then on reach the stream (the gauge counts it once it is subscribed). */
+  const streamsOpen = async (n: number) => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+      const metrics = await (await fetch(`${api.metricsUrl}/metrics`)).text();
+      if (Number(/^petstore_event_streams_open (\d+)/m.exec(metrics)?.[1]) === n) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`${n} event streams not open`);
+  };
 
   const setUp = async (baseUrl = api.url) => {
     const { apiKey } = await createAccount(api);
@@ -61,7 +75,7 @@ describe('SDK: client.events.stream()', () => {
   it('yields the events of the types asked for as they happen', async () => {
     const { client, newPet, http } = await setUp();
     const follower = new Follower(client.events.stream({ types: ['pet.created'], signal: stop.signal }));
-    await new Promise((r) => setTimeout(r, 200));
+    await streamsOpen(1);
     await http.post('/v1/categories', { name: 'cats' });
     const id = await newPet('Rex');
     const [event] = await follower.waitFor(1);
@@ -72,7 +86,7 @@ describe('SDK: client.events.stream()', () => {
   it('reconnects by itself after the connection drops, with the last id: the events missed, once each', async () => {
     const { client, newPet } = await setUp(proxy.url);
     const follower = new Follower(client.events.stream({ types: ['pet.created'], signal: stop.signal }));
-    await new Promise((r) => setTimeout(r, 200));
+    await streamsOpen(1);
     const before = await newPet('before');
     await follower.waitFor(1);
     await proxy.stop();

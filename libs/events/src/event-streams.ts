@@ -52,8 +52,9 @@ export class EventStream implements LiveSink {
     private readonly out: StreamOutput,
     private readonly filter: EventFilter,
     private lastId: number | undefined,
+    /** Sent first as the client's position, when the client named none. */
+    private readonly announce: boolean,
     private readonly backlog: (after: number) => Promise<PublicEvent[]>,
-    private readonly latestId: () => Promise<number | undefined>,
     private readonly onEnd: (stream: EventStream) => void,
   ) {}
 
@@ -78,20 +79,18 @@ export class EventStream implements LiveSink {
     if (this.writable && !this.ended) this.out.heartbeat();
   }
 
-  /** Sends the backlog after `after` (when given; else the newest id as the position), then goes live. */
+  /** Sends the backlog after the last id (the position first, when the client named none), then goes live. */
   async start(): Promise<void> {
-    if (this.lastId === undefined) {
-      this.lastId = await this.latestId();
-      if (this.lastId !== undefined && !this.ended) this.out.position(this.lastId);
-    } else {
+    if (this.lastId !== undefined) {
+      if (this.announce) this.out.position(this.lastId);
       for (let full = true; full && !this.ended;) {
         const page = await this.backlog(this.lastId);
         for (const event of page) if (!this.ended) await this.send(event);
         full = page.length === BACKLOG_PAGE;
       }
+      const seen = this.lastId;
+      this.pending = this.pending.filter((event) => event.id > seen);
     }
-    const seen = this.lastId ?? 0;
-    this.pending = this.pending.filter((event) => event.id > seen);
     this.live = true;
     this.pump();
   }
@@ -141,14 +140,8 @@ export class EventStreams implements OnApplicationShutdown {
   async open(req: StreamRequest, out: StreamOutput): Promise<EventStream> {
     const slot = randomUUID();
     const taken = await this.slots.take(req.keyId, slot, req.cap, this.leaseMs).catch(() => {
-      throw new ApiError(
-        'service_unavailable',
-        'Event streams are unavailable right now; try again shortly',
-        undefined,
-        {
-          'Retry-After': '5',
-        },
-      );
+      const retry = { 'Retry-After': '5' };
+      throw new ApiError('service_unavailable', 'Event streams are unavailable right now; try again later', [], retry);
     });
     if (!taken)
       throw new ApiError(
@@ -158,9 +151,11 @@ export class EventStreams implements OnApplicationShutdown {
         { 'Retry-After': String(Math.ceil(this.config.eventStreamHeartbeatMs / 1000)) },
       );
     const backlog = (after: number) => this.events.backlog(req.accountId, after, req.filter, BACKLOG_PAGE);
-    const latest = () => this.events.latestId(req.accountId);
-    const stream = new EventStream(out, req.filter, req.after, backlog, latest, (s) => this.forget(s));
+    let stream: EventStream;
     try {
+      // Read before subscribing: what commits in between is in the backlog after it.
+      const after = req.after ?? (await this.events.latestId(req.accountId));
+      stream = new EventStream(out, req.filter, after, req.after === undefined, backlog, (s) => this.forget(s));
       stream.unsubscribe = await this.live.subscribe(req.accountId, stream);
     } catch (err) {
       await this.slots.release(req.keyId, slot).catch(() => undefined);
