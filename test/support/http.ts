@@ -46,7 +46,9 @@ export class HttpClient {
       headers['Content-Type'] ??= 'application/json';
     }
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
-    const text = await res.text();
+    // An event stream never ends by itself: its headers are the answer (test/support/sse-client.ts reads streams).
+    const streaming = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+    const text = streaming ? (await res.body?.cancel(), '') : await res.text();
     let parsed: unknown = text;
     (await contractFor(this.baseUrl))?.assert({
       method,

@@ -12,6 +12,8 @@ import { armShutdownWatchdog } from '@app/observability';
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Emitted on each in-flight response when shutdown starts: a long-lived answer (an event stream) ends itself. */
+export const SERVER_DRAINING = 'petstore:draining';
 // Node's default of 30 s would triple the timeouts above.
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 const CLIENT_ERRORS: Record<string, () => ApiError> = {
@@ -131,6 +133,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     const started = Date.now();
     logger.log({ signal, inFlight: inFlight.size }, 'shutting down: no new connections, draining in-flight requests');
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    for (const res of [...inFlight]) res.emit(SERVER_DRAINING);
     // close() refuses new connections at once and calls back when the last in-flight request is answered.
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     const forced = setTimeout(() => {

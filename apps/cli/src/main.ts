@@ -10,6 +10,7 @@ import { Plan, Scope } from '@app/access';
 import { maintenanceUrl, migrate } from '@app/database';
 import { nameProblem, parseDateTime } from '@app/errors';
 import { EventQueue } from '@app/events';
+import type { Event } from '@petstore/client';
 import { dropOldKeyLayout } from '@app/jobs';
 import { MessageQueue } from '@app/messages';
 import { requirePostgres } from '@app/observability';
@@ -18,6 +19,7 @@ import { FulfilmentQueue } from '@app/store';
 import { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webhooks';
 import { CliModule } from './cli.module';
 import { DemoSeeder } from './demo-seeder';
+import { listen } from './listen.command';
 
 // stdout carries only a command's output (`--json | jq`): whatever a library prints goes to stderr.
 globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
@@ -242,6 +244,35 @@ const COMMANDS: Record<string, Command> = {
         const removed = await dropOldKeyLayout(get<RedisClient>(REDIS), queues);
         print(values, { removed }, `${removed} key(s) of the old queue layout removed`);
       }),
+  },
+  listen: {
+    synopsis: '--api-key KEY --base-url URL --forward-to URL [--events a,b] [--json]',
+    summary: "forward the account's events, as they happen, to a local URL as signed webhook deliveries",
+    options: { 'api-key': str, 'base-url': str, 'forward-to': str, events: str, ...json },
+    async run(values) {
+      const urls = ['base-url', 'forward-to'].map((name) => {
+        const url = URL.parse(required(values, name));
+        if (!url || !/^https?:$/.test(url.protocol)) throw new UsageError(`--${name} must be an http(s) URL`);
+        return url.toString();
+      });
+      const events = values.events;
+      // Ctrl-C ends the stream; the process then exits 0.
+      const stop = new AbortController();
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+      await listen(
+        {
+          apiKey: required(values, 'api-key'),
+          baseUrl: urls[0],
+          forwardTo: urls[1],
+          types: typeof events === 'string' ? (events.split(',') as Event['type'][]) : undefined,
+          json: values.json === true,
+        },
+        (line) => process.stdout.write(`${line}\n`),
+        stop.signal,
+      ).catch((err: Error) => {
+        if (!stop.signal.aborted) throw err;
+      });
+    },
   },
   'seed:demo': {
     synopsis: '[--json]',

@@ -12,6 +12,9 @@ export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
   business: { perMinute: 1_000, perDay: 100_000 },
 };
 
+/** Open `GET /v1/events/stream` answers per API key at once, across every API replica. */
+export const PLAN_STREAMS: Record<Plan, number> = { free: 2, pro: 10, business: 50, enterprise: 100 };
+
 export class LimitsConfigError extends Error {}
 
 function checked(limits: Limits, what: string): Limits {

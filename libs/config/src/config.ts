@@ -109,6 +109,8 @@ const schema = z.object({
   RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
   RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
   USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
+  // GET /v1/events/stream: a comment this often keeps proxies from closing an idle stream.
+  EVENT_STREAM_HEARTBEAT_MS: positiveInt.default(15_000),
   DEMO_SEED: bool.default(true),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
   QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
@@ -317,6 +319,7 @@ export class AppConfig {
     partitionsAhead: number;
   };
   readonly usageAggregationIntervalMs: number;
+  readonly eventStreamHeartbeatMs: number;
   /** One account's name searches per API process: at once, and their share of the clock (libs/catalog AccountSlots). */
   readonly nameSearchSlots: { concurrency: number; share: number; burstMs: number };
   readonly demoSeed: boolean;
@@ -395,6 +398,7 @@ export class AppConfig {
       partitionsAhead: e.PARTITIONS_AHEAD,
     };
     this.usageAggregationIntervalMs = e.USAGE_AGGREGATION_INTERVAL_MS;
+    this.eventStreamHeartbeatMs = e.EVENT_STREAM_HEARTBEAT_MS;
     this.nameSearchSlots = {
       concurrency: e.NAME_SEARCH_ACCOUNT_CONCURRENCY,
       share: e.NAME_SEARCH_ACCOUNT_SHARE,

@@ -8,12 +8,23 @@ import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
 import { TransactionService } from './transaction.service';
+import { LiveEvents } from './live-events';
+import { StreamSlots } from './stream-slots';
+import { EventStreams } from './event-streams';
 
 /** Global: every feature's writes, jobs and events commit together through TransactionService. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity]), QueueModule.register(EventQueue)],
-  providers: [TransactionService, EventsService, EventsSweepSource, EventsRetentionSource],
-  exports: [TransactionService, EventsService],
+  providers: [
+    TransactionService,
+    EventsService,
+    EventsSweepSource,
+    EventsRetentionSource,
+    LiveEvents,
+    StreamSlots,
+    EventStreams,
+  ],
+  exports: [TransactionService, EventsService, EventStreams],
 })
 export class EventsModule {}

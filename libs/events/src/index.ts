@@ -6,3 +6,5 @@ export * from './events.service';
 export * from './events.module';
 export * from './transaction.service';
 export * from './views';
+export * from './event-streams';
+export * from './live-events';

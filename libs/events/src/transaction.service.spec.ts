@@ -3,6 +3,7 @@ import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
 import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
 import { newMessageId, ProcessMessageJob } from '@app/messages';
+import { LiveEvents } from './live-events';
 import { TransactionService } from './transaction.service';
 import { unitDatabase } from '../../../test/support/unit-database';
 
@@ -16,7 +17,8 @@ describe('TransactionService against the real Postgres', () => {
     ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
     // Dispatch is out of scope here: no Redis, so the staged rows stay in the outbox.
     const dispatch = { dispatch: async () => undefined } as unknown as OutboxDispatch;
-    tx = new TransactionService(new TransactionRunner(ds, config), new OutboxStaging(ds), dispatch);
+    const live = { publish: async () => undefined } as unknown as LiveEvents;
+    tx = new TransactionService(new TransactionRunner(ds, config), new OutboxStaging(ds), dispatch, live);
   });
   afterAll(() => ds?.destroy());
 

@@ -6,6 +6,8 @@ import { JobDefinition, OutboxDispatch, OutboxRow, OutboxStaging, StagedJob, sta
 import { DomainEventEntity } from './domain-event.entity';
 import { NewDomainEvent } from './domain-event-types';
 import { FanOutEventJob } from './event.jobs';
+import { LiveEvents } from './live-events';
+import { PublicEvent, toPublicEvent } from './views';
 
 export interface Tx {
   manager: EntityManager;
@@ -34,8 +36,10 @@ const EMIT_SQL = `WITH input AS (
            i.traceparent
       FROM input i JOIN seq USING (account_id, resource_type, resource_id)
      ORDER BY i.n
-    RETURNING id, account_id, fanned_out, traceparent)
-  SELECT id, account_id AS "accountId", traceparent FROM inserted WHERE NOT fanned_out ORDER BY id`;
+    RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent)
+  SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
+         data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent
+    FROM inserted ORDER BY id`;
 
 /** The one place that records domain events; staged jobs are dispatched to BullMQ after commit. */
 @Injectable()
@@ -44,11 +48,13 @@ export class TransactionService {
     private readonly transactions: TransactionRunner,
     private readonly staging: OutboxStaging,
     private readonly dispatcher: OutboxDispatch,
+    private readonly live: LiveEvents,
   ) {}
 
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const jobs: StagedJob[] = [];
     let rows: OutboxRow[] = [];
+    const emitted: (PublicEvent & { accountId: number })[] = [];
     const result = await this.transactions.run(async (manager) => {
       const tx: Tx = {
         manager,
@@ -66,14 +72,16 @@ export class TransactionService {
               (v, i) => columns[i].push(v),
             );
           }
-          const rows = await preparedQuery<Pick<DomainEventEntity, 'id' | 'accountId' | 'traceparent'>>(
-            manager,
-            EMIT_SQL,
-            columns,
-          );
+          const rows = await preparedQuery<DomainEventEntity>(manager, EMIT_SQL, columns);
           for (const row of rows) {
+            emitted.push({ ...toPublicEvent(row), accountId: row.accountId });
+            if (row.fannedOut) continue;
             jobs.push(
-              stagedJob(FanOutEventJob, { accountId: row.accountId, eventId: row.id }, { traceparent: row.traceparent }),
+              stagedJob(
+                FanOutEventJob,
+                { accountId: row.accountId, eventId: row.id },
+                { traceparent: row.traceparent },
+              ),
             );
           }
         },
@@ -86,6 +94,8 @@ export class TransactionService {
       }
       return value;
     });
+    // Not awaited: a request does not wait on the streams; the events are committed, and a stream resumes from them.
+    if (emitted.length) void this.live.publish(emitted);
     await this.dispatcher.dispatch(rows);
     return result;
   }

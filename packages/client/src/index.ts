@@ -1,4 +1,5 @@
 export * from './petstore-client';
+export * from './event-stream';
 export * from './petstore-error';
 export * from './webhook-signature';
 export type * from './schema';

@@ -9,6 +9,7 @@ import type {
   QueryOf,
   Success,
 } from './operation-types';
+import { EventStreamOptions, streamFrames } from './event-stream';
 import { PetstoreError } from './petstore-error';
 import type * as M from './schema';
 
@@ -141,6 +142,12 @@ export class PetstoreClient {
 
   readonly events = {
     list: (query?: QueryOf<'GET', '/events'>, control?: CallControl) => this.list('/events', { ...control, query }),
+    /**
+     * The account's events as they happen (GET /events/stream), for as long as the loop runs: when the
+     * connection drops or the server ends it, it reconnects by itself with the last id received, so no
+     * event is missed or repeated. `break` or `signal` ends it.
+     */
+    stream: (options: EventStreamOptions = {}) => this.followEvents(options),
   };
 
   readonly webhooks = {
@@ -251,6 +258,56 @@ export class PetstoreClient {
   /** One logical call by any path (`/v1/...`), untyped: retried per Retry-After, with the same Idempotency-Key on each attempt. */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     return this.send<T>(method, this.url(path, options.query), options);
+  }
+
+  private async *followEvents(options: EventStreamOptions): AsyncGenerator<M.Event, void, undefined> {
+    const { signal } = options;
+    let lastId = options.after;
+    let retryMs = BASE_DELAY_MS;
+    for (let failures = 0; ;) {
+      signal?.throwIfAborted();
+      const url = this.url('/v1/events/stream', { type: options.types?.join(',') || undefined });
+      const headers = new Headers(this.options.headers);
+      headers.set('Authorization', `Bearer ${this.options.apiKey}`);
+      headers.set('Accept', 'text/event-stream');
+      if (lastId !== undefined) headers.set('Last-Event-ID', String(lastId));
+      // Its own controller: leaving the loop early closes the connection.
+      const connection = new AbortController();
+      const onAbort = () => connection.abort(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const response = await this.fetchFn(url, { headers, signal: connection.signal });
+        this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
+        if (!response.ok || !response.body) {
+          const text = await response.text();
+          const parsed = text ? parseJson(text) : undefined;
+          const error =
+            parsed !== NOT_JSON && typeof parsed === 'object' && parsed !== null
+              ? new PetstoreError(response.status, parsed, response.headers)
+              : PetstoreError.fromText(response.status, text, response.headers);
+          const delay = this.backoff(failures++, error.retryAfter);
+          if (![429, 502, 503, 504].includes(response.status) || delay > this.maxRetryDelayMs) throw error;
+          await sleep(delay, signal);
+          continue;
+        }
+        failures = 0;
+        for await (const frame of streamFrames(response.body)) {
+          if (frame.retry !== undefined) retryMs = frame.retry;
+          if (frame.id !== undefined && /^\d+$/.test(frame.id)) lastId = Number(frame.id);
+          if (frame.data !== undefined) yield JSON.parse(frame.data) as M.Event;
+        }
+        // The server ended the stream (shutdown, a client too far behind): back after its retry hint.
+        await sleep(retryMs, signal);
+      } catch (err) {
+        signal?.throwIfAborted();
+        if (err instanceof PetstoreError) throw err;
+        // A dropped connection: again from the last id, with backoff, for as long as the loop runs.
+        await sleep(Math.min(this.backoff(failures++, null), this.maxRetryDelayMs), signal);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        connection.abort();
+      }
+    }
   }
 
   /** `call()`'s body alone, for the named methods. */

@@ -1,20 +1,40 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, Logger, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext } from '@app/access';
+import { AuthContext, PLAN_STREAMS } from '@app/access';
 import { ApiError } from '@app/errors';
-import { isAdminEventType, PublicEvent } from '@app/events';
+import { EventStreams, isAdminEventType, PublicEvent } from '@app/events';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { EventSchema, ListEventsQuery } from './events.dto';
+import { EventSchema, ListEventsQuery, StreamEventsQuery } from './events.dto';
 import { EventsService } from '@app/events';
 import { LINK_HEADER, page } from '../common/pagination';
 import { Policy } from '../gate/route-policy.decorator';
+import { SERVER_DRAINING } from '../http-server';
+import { SseOutput } from './sse-output';
+
+const refuseAdminTypes = () =>
+  new ApiError('insufficient_scope', 'api_key.* events need the admin scope, which this API key lacks');
+
+// What an EventSource sends back on reconnecting: the last `id:` it received.
+function lastEventId(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,15}$/.test(header) || !Number.isSafeInteger(Number(header)))
+    throw new ApiError('invalid_parameter', 'Last-Event-ID must be an event id (a positive integer)', [
+      { field: 'Last-Event-ID', message: 'must be a positive integer' },
+    ]);
+  return Number(header);
+}
 
 @ApiTags('Events')
 @Controller('events')
 export class EventsController {
-  constructor(private readonly events: EventsService) {}
+  private readonly logger = new Logger(EventsController.name);
+
+  constructor(
+    private readonly events: EventsService,
+    private readonly streams: EventStreams,
+  ) {}
 
   @Get()
   @Policy({ scope: 'read', stability: 'beta' })
@@ -32,8 +52,64 @@ export class EventsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<PublicEvent[]> {
     const adminEvents = auth.scopes.includes('admin');
-    if (!adminEvents && query.type && isAdminEventType(query.type))
-      throw new ApiError('insufficient_scope', 'api_key.* events need the admin scope, which this API key lacks');
+    if (!adminEvents && query.type && isAdminEventType(query.type)) throw refuseAdminTypes();
     return page(res, '/v1/events', query, await this.events.list(auth.accountId, { ...query, adminEvents }));
+  }
+
+  @Get('stream')
+  @Policy({ scope: 'read', stability: 'experimental' })
+  @ApiOperation({
+    operationId: 'streamEvents',
+    summary: 'The account’s events as they happen (server-sent events), resumable',
+    description:
+      'A `text/event-stream` that stays open: each event as `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`, and a `: heartbeat` comment every 15 s. Send `Last-Event-ID` (an EventSource does on reconnecting) or `after` to resume: the events after that id are sent first, then the live ones, none missed or repeated at the seam. Without either, only events from now on, and the first frame is `id: <the newest event id>` alone (no event), so a client that reconnects before any event came resumes from there. `type` filters (comma-separated types); `api_key.*` events come only to a key with the `admin` scope (asking for them otherwise is 403 `insufficient_scope`). The server ends a stream on shutdown, when its client falls too far behind, or when it may have missed events, always after a `retry:` hint: reconnect with the last id received and nothing is lost. A key holds at most 2 streams at once on Free, 10 on Pro, 50 on Business, 100 on Enterprise (429 `rate_limit_exceeded` beyond, `details` naming `streams`); a stream counts as one request.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description: 'The stream: events, heartbeat comments and, when the server ends it, a `retry:` hint',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        example: 'id: 1042\nevent: pet.created\ndata: {"id":1042,"type":"pet.created",...}\n\n',
+      },
+    },
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'The last event id received: the stream resumes after it (as `after`, which it overrides)',
+    schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+  })
+  @ApiErrors(403)
+  async stream(
+    @Auth() auth: AuthContext,
+    @Query() query: StreamEventsQuery,
+    @Headers('last-event-id') lastId: string | undefined,
+    @Res() res: Response,
+  ): Promise<void> {
+    const adminEvents = auth.scopes.includes('admin');
+    const types = query.type ?? [];
+    if (!adminEvents && types.some(isAdminEventType)) throw refuseAdminTypes();
+    const output = new SseOutput(res);
+    const stream = await this.streams.open(
+      {
+        accountId: auth.accountId,
+        keyId: auth.keyId,
+        cap: PLAN_STREAMS[auth.plan],
+        filter: { types, adminEvents },
+        after: lastEventId(lastId) ?? query.after,
+      },
+      output,
+    );
+    // The client may have gone while its slot was taken: 'close' would not come again.
+    if (res.socket?.destroyed ?? true) return stream.end();
+    res.on('close', () => stream.end());
+    res.on('drain', () => stream.drained());
+    res.once(SERVER_DRAINING, () => stream.end('shutdown'));
+    output.begin();
+    stream.start().catch((err: Error) => {
+      this.logger.warn({ err: { message: err.message } }, 'event stream backlog not read: the client resumes');
+      stream.end('lost');
+    });
   }
 }

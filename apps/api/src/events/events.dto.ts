@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, Max, Min } from 'class-validator';
 import { IsOptional } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
-import { FeedQuery } from '../common/pagination';
+import { FeedQuery, IntParam } from '../common/pagination';
 
 export class ListEventsQuery extends FeedQuery {
   @ApiPropertyOptional({ enum: DOMAIN_EVENT_TYPES, description: 'Only events of this type' })
@@ -31,4 +32,36 @@ export class EventSchema {
   })
   data!: Record<string, unknown>;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
+}
+
+const MAX_TYPES = DOMAIN_EVENT_TYPES.length;
+const ONE_TYPE = `(${DOMAIN_EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')})`;
+
+export class StreamEventsQuery {
+  @ApiPropertyOptional({
+    type: String,
+    example: 'pet.created,pet.updated',
+    pattern: `^${ONE_TYPE}(,${ONE_TYPE}){0,${MAX_TYPES - 1}}$`,
+    description: `Only events of these types, comma-separated (one of: ${DOMAIN_EVENT_TYPES.join(', ')})`,
+  })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? value.split(',') : value))
+  @IsArray()
+  @ArrayMaxSize(MAX_TYPES)
+  @IsIn(DOMAIN_EVENT_TYPES, { each: true, message: `type must name event types, comma-separated` })
+  type?: DomainEventType[];
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int64',
+    minimum: 1,
+    description:
+      'Resume after this event id: the events since are sent first, then the live ones (`Last-Event-ID` wins when both are sent); 1 sends every event still kept. Unset: live events only',
+  })
+  @IsOptional()
+  @IntParam()
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
+  after?: number;
 }

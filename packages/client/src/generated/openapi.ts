@@ -106,6 +106,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/events/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account’s events as they happen (server-sent events), resumable
+     * @description A `text/event-stream` that stays open: each event as `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`, and a `: heartbeat` comment every 15 s. Send `Last-Event-ID` (an EventSource does on reconnecting) or `after` to resume: the events after that id are sent first, then the live ones, none missed or repeated at the seam. Without either, only events from now on, and the first frame is `id: <the newest event id>` alone (no event), so a client that reconnects before any event came resumes from there. `type` filters (comma-separated types); `api_key.*` events come only to a key with the `admin` scope (asking for them otherwise is 403 `insufficient_scope`). The server ends a stream on shutdown, when its client falls too far behind, or when it may have missed events, always after a `retry:` hint: reconnect with the last id received and nothing is lost. A key holds at most 2 streams at once on Free, 10 on Pro, 50 on Business, 100 on Enterprise (429 `rate_limit_exceeded` beyond, `details` naming `streams`); a stream counts as one request.
+     *
+     *     Needs the `read` scope (`write` implies it). Counted against the account's limits.
+     */
+    get: operations['streamEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/keys': {
     parameters: {
       query?: never;
@@ -3330,6 +3352,212 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No such record in this account, or no such route (not_found) */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "No such record",
+           *       "status": 404
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      408: components['responses']['RequestTimeout'];
+      /** @description Rate limit exceeded or API key temporarily banned (rate_limit_exceeded, api_key_banned) */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "rate_limit_exceeded",
+           *       "message": "Rate limit exceeded; retry after Retry-After seconds",
+           *       "status": 429
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      /** @description Unexpected failure (internal_error); no internals are disclosed */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "Internal error",
+           *       "status": 500
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing service is unavailable, or too many new keys are being checked at once (service_unavailable); retry after Retry-After */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "A backing service is unavailable; retry after Retry-After seconds",
+           *       "status": 503
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  streamEvents: {
+    parameters: {
+      query?: {
+        /** @description Resume after this event id: the events since are sent first, then the live ones (`Last-Event-ID` wins when both are sent); 1 sends every event still kept. Unset: live events only */
+        after?: number;
+        /** @description Only events of these types, comma-separated (one of: pet.created, pet.updated, pet.deleted, pet.status_changed, category.created, category.updated, category.deleted, inventory.updated, order.placed, order.completed, order.cancelled, message.processed, message.failed, api_key.created, api_key.revoked, api_key.rotated, api_key.banned, webhook.disabled) */
+        type?: string;
+      };
+      header?: {
+        /** @description The last event id received: the stream resumes after it (as `after`, which it overrides) */
+        'Last-Event-ID'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The stream: events, heartbeat comments and, when the server ends it, a `retry:` hint */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example id: 1042
+           *     event: pet.created
+           *     data: {"id":1042,"type":"pet.created",...}
+           */
+          'text/event-stream': string;
+        };
+      };
+      /** @description Invalid JSON, wrong content type, or invalid parameters or body (see code and details); an unparseable HTTP request (malformed_request) is answered before the API key is read, without rate-limit headers */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit.unlessRefusedBeforeGate'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy.unlessRefusedBeforeGate'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit.unlessRefusedBeforeGate'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining.unlessRefusedBeforeGate'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset.unlessRefusedBeforeGate'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource.unlessRefusedBeforeGate'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used.unlessRefusedBeforeGate'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description API key missing, malformed or not valid (missing_api_key, invalid_authorization, invalid_api_key) */
+      401: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "missing_api_key",
+           *       "message": "Missing api key",
+           *       "status": 401
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      403: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'X-RateLimit-Resource': components['headers']['X-RateLimit-Resource'];
+          'X-RateLimit-Used': components['headers']['X-RateLimit-Used'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': components['schemas']['Error'];
         };
       };
       /** @description No such record in this account, or no such route (not_found) */

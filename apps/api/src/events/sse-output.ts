@@ -1,0 +1,37 @@
+import type { Response } from 'express';
+import type { PublicEvent, StreamEnd, StreamOutput } from '@app/events';
+
+/** How soon the client comes back after the server ends its stream: at once after a shutdown (another replica). */
+const RETRY_MS: Record<StreamEnd, number> = { shutdown: 500, behind: 1_000, lost: 3_000 };
+
+/** The `text/event-stream` framing of an event stream (WHATWG HTML, server-sent events). */
+export class SseOutput implements StreamOutput {
+  constructor(private readonly res: Response) {}
+
+  /** After validation, so a refusal is still an Error body. */
+  begin(): void {
+    this.res.status(200);
+    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    this.res.setHeader('Cache-Control', 'no-store');
+    // nginx would otherwise hold the events in its buffer.
+    this.res.setHeader('X-Accel-Buffering', 'no');
+    this.res.flushHeaders();
+    this.res.write(`retry: ${RETRY_MS.behind}\n\n`);
+  }
+
+  write(event: PublicEvent): boolean {
+    return this.res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  }
+
+  position(id: number): void {
+    this.res.write(`id: ${id}\n\n`);
+  }
+
+  heartbeat(): void {
+    this.res.write(': heartbeat\n\n');
+  }
+
+  end(why: StreamEnd): void {
+    this.res.end(`: ${why}\nretry: ${RETRY_MS[why]}\n\n`);
+  }
+}
