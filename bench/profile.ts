@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Pool } from 'pg';
 import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
 import { measure, send, Target } from './lib/load';
+import { drainRate } from './lib/pipeline';
 import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
 
@@ -192,6 +193,7 @@ async function main(): Promise<void> {
   const pets = await seedPets(pool, account.accountId, 1_000, 1_000_000);
   await pool.end();
   if (ROUTE === 'webhooks') return profileWorker(account.apiKey);
+  if (ROUTE === 'messages') return profileDrain(account.apiKey, account.accountId);
   const server = BASELINE ? [...TS_NODE, 'bench/servers/baseline-io.ts'] : [BUILD];
   const proc = startNode(
     'api',
@@ -260,6 +262,51 @@ function report(title: string, windowMs: number, units: number): void {
   );
 }
 
+/** The worker, with the CPU profiler, on the core the API had. */
+async function startProfiledWorker() {
+  return startNode(
+    'worker',
+    ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
+    { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_PORT: String(await freePort()) },
+    tmp,
+  );
+}
+
+/** WEBHOOKS messages accepted with the worker stopped, then processed by one profiled worker. */
+async function profileDrain(apiKey: string, accountId: number): Promise<void> {
+  const api = startNode('api', [BUILD], env, tmp);
+  const url = `http://127.0.0.1:${env.PORT}`;
+  await waitForHttp(`${url}/health/ready`, api);
+  log(`accepting ${WEBHOOKS} messages, worker stopped`);
+  const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+  await send(
+    { url: `${url}/v1/messages`, method: 'POST', headers, body: JSON.stringify({ message: 'drain' }) },
+    WEBHOOKS,
+  );
+  await api.stop();
+  const pool = new Pool({ connectionString: DATABASE_URL, max: 1 });
+  const open = async () =>
+    Number(
+      (
+        await pool.query(
+          `SELECT count(*) AS n FROM messages WHERE account_id = $1 AND status IN ('queued', 'processing')`,
+          [accountId],
+        )
+      ).rows[0].n,
+    );
+  const worker = await startProfiledWorker();
+  const cpu0 = cpuMs(worker.pid);
+  const rate = await drainRate(open, WEBHOOKS);
+  const cpu = cpuMs(worker.pid) - cpu0;
+  await worker.stop();
+  await pool.end();
+  report(
+    `messages: ${WEBHOOKS} drained at ${Math.round(rate.perS)}/s, worker CPU ${Math.round((cpu * 1000) / WEBHOOKS)} µs per message (boot included)`,
+    rate.seconds * 1000,
+    WEBHOOKS,
+  );
+}
+
 /** WEBHOOKS pet.created events queued with the worker stopped, then delivered by one profiled worker. */
 async function profileWorker(apiKey: string): Promise<void> {
   const api = startNode('api', [BUILD], { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }, tmp);
@@ -291,13 +338,7 @@ async function profileWorker(apiKey: string): Promise<void> {
     WEBHOOKS,
   );
   await api.stop();
-  const workerPort = await freePort();
-  const worker = startNode(
-    'worker',
-    ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
-    { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_PORT: String(workerPort) },
-    tmp,
-  );
+  const worker = await startProfiledWorker();
   const started = performance.now();
   const cpu0 = cpuMs(worker.pid);
   while (times.length < WEBHOOKS && performance.now() - started < 300_000) await sleep(20);
