@@ -23,6 +23,7 @@ import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 
 const API_PREFIX = 'v1';
+
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
