@@ -1,8 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { ReadinessService } from '@app/observability';
-import { HttpClient } from './support/http';
-import { RunningApi, startApi } from './support/test-apps';
+import { expectErrorBody } from './support/expect-error';
+import { HttpClient, HttpResponse } from './support/http';
+import { createAccount, RunningApi, startApi } from './support/test-apps';
 
 interface RawAnswer {
   status: number;
@@ -100,6 +101,76 @@ describe('public endpoints cost little', () => {
       const ready = await ops.get('/health/ready');
       expect(ready.status).toBe(200);
       expect(ready.body).toEqual({ status: 'ok', checks: { postgres: 'up', redis: 'up' } });
+    });
+  });
+
+  describe('paths nothing serves', () => {
+    let keyed: HttpClient;
+    /** What every other miss answers: the Error body and its content type. */
+    let v1Miss: HttpResponse<any>;
+
+    beforeAll(async () => {
+      keyed = new HttpClient(api.url, (await createAccount(api)).apiKey);
+      v1Miss = await keyed.get('/v1/nope');
+      expectErrorBody(v1Miss, 404, 'not_found');
+    });
+
+    const expectMiss = (res: HttpResponse<any>) => {
+      expectErrorBody(res, 404, 'not_found');
+      expect(res.body).toEqual(v1Miss.body);
+      expect(res.headers.get('content-type')).toBe(v1Miss.headers.get('content-type'));
+    };
+
+    it('a miss under /docs answers the Error body 404 not_found, key or not', async () => {
+      for (const client of [new HttpClient(api.url), keyed]) {
+        expectMiss(await client.get('/docs/nope'));
+        expectMiss(await client.get('/docs/docs/nope'));
+        expectMiss(await client.post('/docs/'));
+      }
+    });
+
+    it('a miss under /console answers the Error body 404 not_found, key or not', async () => {
+      for (const client of [new HttpClient(api.url), keyed]) {
+        expectMiss(await client.get('/console/nope'));
+        expectMiss(await client.get('/console/nope.js'));
+        expectMiss(await client.post('/console/'));
+      }
+    });
+
+    it('a path outside /v1 that nothing serves answers the Error body 404 not_found to a key', async () => {
+      for (const path of ['/', '/nope', '/docsx', '/health', '/openapi.yaml']) expectMiss(await keyed.get(path));
+      expectMiss(await keyed.post('/nope'));
+    });
+
+    it('the document is served at its own paths only, to GET and HEAD: below them or by POST is a miss', async () => {
+      expectMiss(await new HttpClient(api.url).post('/openapi.json'));
+      expectMiss(await keyed.get('/openapi.json/x'));
+      expectMiss(await keyed.get('/v1/openapi.json/x'));
+      // Gated, as any path no route takes (fetch: the contract check would want a 404 under /v1).
+      expect((await fetch(`${api.url}/openapi.json/x`)).status).toBe(401);
+      expect((await fetch(`${api.url}/v1/openapi.json`, { method: 'HEAD' })).status).toBe(200);
+    });
+
+    it('/docs-yaml is not served: 404 not_found to any key (an admin-only one too), 401 without one', async () => {
+      const adminOnly = await keyed.post('/v1/keys', { name: 'admin only', scopes: ['admin'] });
+      expect(adminOnly.status).toBe(201);
+      for (const path of ['/docs-yaml', '/docs-json']) {
+        expectMiss(await keyed.get(path));
+        expectMiss(await keyed.withKey(adminOnly.body.secret).get(path));
+        expectErrorBody(await new HttpClient(api.url).get(path), 401, 'missing_api_key');
+      }
+    });
+
+    it('the routes outside /v1 still answer: /docs, /console/, the document, the probes', async () => {
+      const anon = new HttpClient(api.url);
+      expect((await anon.get('/docs')).status).toBe(200);
+      expect((await anon.get('/docs/swagger-ui-init.js')).status).toBe(200);
+      expect((await anon.get('/console/')).status).toBe(200);
+      expect((await anon.get('/openapi.json')).status).toBe(200);
+      expect((await anon.get('/health/live')).status).toBe(200);
+      expect((await anon.get('/health/live/')).status).toBe(200);
+      expect((await keyed.get('/HEALTH/live')).status).toBe(200);
+      expect((await keyed.get('/V1/account')).status).toBe(200);
     });
   });
 });

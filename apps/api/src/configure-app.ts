@@ -15,6 +15,7 @@ import {
 import { consoleAssets, consoleDirectory } from './console/console-assets';
 import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
+import { notFoundOutside } from './gate/not-found.middleware';
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
@@ -22,6 +23,8 @@ import { RouteTable } from './gate/route-table';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 import { fixedHeaders, oneLayer } from './pipeline/one-layer';
+
+const API_PREFIX = 'v1';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
@@ -46,7 +49,7 @@ const DOCS_CSP = [
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
-  const publicPaths = PublicPaths.of(app, [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH]);
+  const publicPaths = PublicPaths.of(app, [DOCS_PATH, CONSOLE_PATH], DOCUMENT_PATHS);
   app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
   app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
   app.set('etag', false);
@@ -79,7 +82,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.use((req: Request, res: Response, next: NextFunction) =>
     (publicPaths.has(req.path) ? open : gated)(req, res, next),
   );
-  app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
+  app.setGlobalPrefix(API_PREFIX, { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
   app.use(DOCUMENT_PATHS, serveDocument(document));
   app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
@@ -89,9 +92,12 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   app.use(CONSOLE_PATH, consoleAssets(consoleDirectory()));
   SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
     customSiteTitle: 'Pet Store API reference',
-    jsonDocumentUrl: DOCUMENT_PATHS[0],
+    // The document is served at DOCUMENT_PATHS only, built once (no /docs-json or /docs-yaml twins).
+    raw: false,
     // The page talks to this origin only.
     swaggerOptions: { url: DOCUMENT_PATHS[0], validatorUrl: null },
   });
+  // Last of the mounts, so what they do not serve gets the Error body.
+  app.use(notFoundOutside(API_PREFIX, publicPaths.routes));
   return app;
 }

@@ -12,7 +12,7 @@ const oldSecret = `whsec_-_${randomBytes(32).toString('base64url').slice(2)}`;
 const standardSpelling = (s: string) => `${s.replaceAll('-', '+').replaceAll('_', '/').replace('whsec/', 'whsec_')}=`;
 
 /** The SDK's refusal reason, or 'accepted'. */
-function verdict(options: Partial<VerifyWebhookOptions> & { secret: string }): string {
+function verdict(options: Partial<VerifyWebhookOptions> & Pick<VerifyWebhookOptions, 'secret' | 'headers'>): string {
   try {
     verifyWebhook({ payload: body, now, ...options });
     return 'accepted';
@@ -113,15 +113,64 @@ describe('the SDK verifyWebhook', () => {
     expect(verdict({ payload: body.replace('3', '4'), headers: signed(), secret })).toBe('mismatch');
   });
 
-  it('accepts the legacy Petstore-Signature alone until the sunset, and then no more', () => {
-    const legacy = { 'petstore-signature': legacySignatureHeader([secret], body, now) };
-    expect(verdict({ headers: legacy, secret })).toBe('accepted');
-    expect(verdict({ header: legacy['petstore-signature'], secret })).toBe('accepted');
-    expect(verdict({ headers: legacy, secret: generateWebhookSecret() })).toBe('mismatch');
-    expect(verdict({ headers: { 'petstore-signature': 't=abc,v1=00' }, secret })).toBe('malformed_header');
-    const rotation = { 'petstore-signature': legacySignatureHeader([generateWebhookSecret(), secret], body, now) };
-    expect(verdict({ headers: rotation, secret })).toBe('accepted');
-    expect(verdict({ headers: legacy, secret, legacyUntil: now })).toBe('missing_header');
-    expect(LEGACY_SIGNATURE_SUNSET).toEqual(loadConfig({}).webhooks.legacySignatureUntil);
+  describe('a delivery signed only with the legacy Petstore-Signature', () => {
+    const event = { id: 42, type: 'pet.created', data: { id: 3 } };
+    const legacy = (ids: Record<string, string>, secrets = [secret], payload = body) => ({
+      'petstore-signature': legacySignatureHeader(secrets, payload, now),
+      ...ids,
+    });
+    const optIn = { legacyUntil: new Date(now.getTime() + 1_000) };
+
+    it('is refused by default, whatever its ids', () => {
+      expect(verdict({ headers: legacy({ 'webhook-id': '42' }), secret })).toBe('missing_header');
+      expect(verdict({ headers: legacy({ 'webhook-id': '43' }), secret })).toBe('missing_header');
+    });
+
+    it('is accepted opted in (legacyUntil) when its webhook-id and Petstore-Event-Id name the signed event', () => {
+      expect(verifyWebhook({ payload: body, headers: legacy({ 'webhook-id': '42' }), secret, now, ...optIn })).toEqual(
+        event,
+      );
+      expect(verdict({ headers: legacy({ 'petstore-event-id': '42' }), secret, ...optIn })).toBe('accepted');
+      expect(verdict({ headers: legacy({ 'webhook-id': '42', 'petstore-event-id': '42' }), secret, ...optIn })).toBe(
+        'accepted',
+      );
+    });
+
+    it("binds a test delivery's webhook-id to its signed deliveryId (test-<deliveryId>)", () => {
+      const test = JSON.stringify({ id: null, type: 'webhook.test', data: { webhookId: 5, deliveryId: 77 } });
+      const headers = (id: string) => legacy({ 'webhook-id': id }, [secret], test);
+      expect(verdict({ payload: test, headers: headers('test-77'), secret, ...optIn })).toBe('accepted');
+      expect(verdict({ payload: test, headers: headers('test-78'), secret, ...optIn })).toBe('mismatch');
+    });
+
+    it("is refused opted in under another webhook-id or Petstore-Event-Id than the signed event's", () => {
+      expect(verdict({ headers: legacy({ 'webhook-id': '43' }), secret, ...optIn })).toBe('mismatch');
+      expect(verdict({ headers: legacy({ 'webhook-id': '42', 'petstore-event-id': '43' }), secret, ...optIn })).toBe(
+        'mismatch',
+      );
+    });
+
+    it('is refused opted in when it names no id', () => {
+      expect(verdict({ headers: legacy({}), secret, ...optIn })).toBe('missing_header');
+    });
+
+    it('is refused opted in when signed with another secret or malformed; either secret of a rotation passes', () => {
+      const ids = { 'webhook-id': '42' };
+      expect(verdict({ headers: legacy(ids), secret: generateWebhookSecret(), ...optIn })).toBe('mismatch');
+      expect(verdict({ headers: { ...ids, 'petstore-signature': 't=abc,v1=00' }, secret, ...optIn })).toBe(
+        'malformed_header',
+      );
+      expect(verdict({ headers: legacy(ids, [generateWebhookSecret(), secret]), secret, ...optIn })).toBe('accepted');
+    });
+
+    it('is refused once the opt-in date is reached, or when it is not a date', () => {
+      const headers = legacy({ 'webhook-id': '42' });
+      expect(verdict({ headers, secret, legacyUntil: now })).toBe('missing_header');
+      expect(verdict({ headers, secret, legacyUntil: new Date('not a date') })).toBe('missing_header');
+    });
+
+    it("the SDK's sunset constant is the service's default", () => {
+      expect(LEGACY_SIGNATURE_SUNSET).toEqual(loadConfig({}).webhooks.legacySignatureUntil);
+    });
   });
 });

@@ -6,7 +6,7 @@ export type WebhookPayload = Event | { type: 'webhook.test'; [field: string]: un
 
 /**
  * The service's default WEBHOOK_LEGACY_SIGNATURE_UNTIL: from then on deliveries carry only the
- * Standard Webhooks headers, and a Petstore-Signature alone is refused.
+ * Standard Webhooks headers. The latest `legacyUntil` a receiver of a default deployment needs.
  */
 export const LEGACY_SIGNATURE_SUNSET = new Date('2027-06-01T00:00:00Z');
 
@@ -24,16 +24,18 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 export interface VerifyWebhookOptions {
   /** The raw request body, exactly as received (before any JSON parsing). */
   payload: string | Buffer;
-  /** The request's headers: `webhook-id`, `webhook-timestamp` and `webhook-signature` (or, until the sunset, `petstore-signature`). */
-  headers?: WebhookHeaders;
-  /** @deprecated The Petstore-Signature value alone (`t=<unix seconds>,v1=<hex>`): pass `headers` instead. */
-  header?: string | null;
+  /** The request's headers: `webhook-id`, `webhook-timestamp` and `webhook-signature`. */
+  headers: WebhookHeaders;
   /** The webhook's `whsec_...` secret from POST /webhooks or its rotation. */
   secret: string;
   /** How far the signed time may be from now, either way (replays older than this are refused). */
   toleranceSeconds?: number;
   now?: Date;
-  /** Until when a delivery signed only with the legacy Petstore-Signature is accepted. */
+  /**
+   * Opt-in, for a sender that signs only with the legacy Petstore-Signature: until this instant such a
+   * delivery is accepted too, provided its `webhook-id` and `Petstore-Event-Id` (at least one) name the
+   * event its signed body holds. Unset (the default), it is refused.
+   */
   legacyUntil?: Date;
 }
 
@@ -70,20 +72,26 @@ function anyMatches(given: Buffer[], expected: Buffer): boolean {
   return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
 }
 
+/** The webhook-id the service gives a delivery of this body: the event's id, `test-<deliveryId>` for a test. */
+function signedMessageId(event: WebhookPayload): string | undefined {
+  if (typeof event.id === 'number') return String(event.id);
+  const deliveryId = (event.data as { deliveryId?: unknown } | undefined)?.deliveryId;
+  return event.type === 'webhook.test' && typeof deliveryId === 'number' ? `test-${deliveryId}` : undefined;
+}
+
 /**
  * Checks a delivery's Standard Webhooks signature (docs/receiving-webhooks.md) in constant time and
- * returns the parsed event; until `legacyUntil` a delivery with only the legacy Petstore-Signature
- * passes too. Throws WebhookSignatureError when the headers are missing, malformed, too old or too
- * new, or signed with another secret.
+ * returns the parsed event; with `legacyUntil`, until then, a delivery with only the legacy
+ * Petstore-Signature passes too. Throws WebhookSignatureError when the headers are missing,
+ * malformed, too old or too new, or signed with another secret.
  */
 export function verifyWebhook({
   payload,
   headers,
-  header,
   secret,
   toleranceSeconds = 300,
   now = new Date(),
-  legacyUntil = LEGACY_SIGNATURE_SUNSET,
+  legacyUntil,
 }: VerifyWebhookOptions): WebhookPayload {
   const body = typeof payload === 'string' ? payload : payload.toString('utf8');
   const signature = headerOf(headers, 'webhook-signature');
@@ -102,8 +110,9 @@ export function verifyWebhook({
       throw new WebhookSignatureError('mismatch');
     return JSON.parse(body) as WebhookPayload;
   }
-  const legacy = header ?? headerOf(headers, 'petstore-signature');
-  if (!legacy || now >= legacyUntil) throw new WebhookSignatureError('missing_header');
+  const legacy = headerOf(headers, 'petstore-signature');
+  // Off unless opted in; an invalid date refuses too.
+  if (!legacy || !legacyUntil || !(now < legacyUntil)) throw new WebhookSignatureError('missing_header');
   const parts = legacy
     .split(',')
     .map((kv) => [kv.slice(0, kv.indexOf('=')).trim(), kv.slice(kv.indexOf('=') + 1).trim()]);
@@ -120,5 +129,13 @@ export function verifyWebhook({
     )
   )
     throw new WebhookSignatureError('mismatch');
-  return JSON.parse(body) as WebhookPayload;
+  // The legacy HMAC leaves the ids out: receivers de-duplicate on them, so they must be the signed event's.
+  const event = JSON.parse(body) as WebhookPayload;
+  const ids = ['webhook-id', 'petstore-event-id']
+    .map((name) => headerOf(headers, name))
+    .filter((id) => id !== undefined);
+  if (!ids.length) throw new WebhookSignatureError('missing_header');
+  const signedId = signedMessageId(event);
+  if (ids.some((id) => id !== signedId)) throw new WebhookSignatureError('mismatch');
+  return event;
 }

@@ -14,7 +14,7 @@ class ProbeController {
 }
 
 describe('public routes', () => {
-  const paths = new PublicPaths(publicRoutesOf([ProbeController]), ['/docs']);
+  const paths = new PublicPaths(publicRoutesOf([ProbeController]), ['/docs'], ['/openapi.json']);
 
   it('finds the paths of the routes marked @PublicGet, and only those', () => {
     expect(publicRoutesOf([ProbeController])).toEqual(['/health/live']);
@@ -31,8 +31,14 @@ describe('public routes', () => {
     expect(paths.has('/docsx')).toBe(false);
   });
 
+  it('lets a served file through with or without a trailing slash, not what lies below it', () => {
+    expect(paths.has('/openapi.json')).toBe(true);
+    expect(paths.has('/openapi.json/')).toBe(true);
+    expect(paths.has('/openapi.json/x')).toBe(false);
+  });
+
   it('gates every other path', () => {
-    for (const path of ['/v1/pets', '/health', '/health/live/x', '/HEALTH/LIVE', '/'])
+    for (const path of ['/v1/pets', '/health', '/health/live/x', '/HEALTH/LIVE', '/', '/openapi.jsonx'])
       expect(paths.has(path)).toBe(false);
   });
 });

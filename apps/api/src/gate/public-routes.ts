@@ -18,8 +18,8 @@ export function publicRoutesOf(controllers: Type[]): string[] {
   );
 }
 
-// The @PublicGet routes (with a trailing slash too) and the static mounts, with what lies below.
-// Case-sensitive: `/DOCS` is routed to the same place but answers 401, which gives nothing away.
+// The @PublicGet routes and the served files (with a trailing slash too), and the static mounts with
+// what lies below. Case-sensitive: `/DOCS` is routed to the same place but answers 401, which gives nothing away.
 export class PublicPaths {
   private readonly exact: Set<string>;
 
@@ -27,13 +27,14 @@ export class PublicPaths {
     /** The global prefix leaves them out. */
     readonly routes: string[],
     private readonly mounts: string[],
+    files: string[] = [],
   ) {
-    this.exact = new Set(routes.flatMap((path) => [path, `${path}/`]));
+    this.exact = new Set([...routes, ...files].flatMap((path) => [path, `${path}/`]));
   }
 
-  static of(app: INestApplication, mounts: string[]): PublicPaths {
+  static of(app: INestApplication, mounts: string[], files: string[]): PublicPaths {
     const controllers = app.get(DiscoveryService).getControllers();
-    return new PublicPaths(publicRoutesOf(controllers.map((wrapper) => wrapper.metatype as Type)), mounts);
+    return new PublicPaths(publicRoutesOf(controllers.map((wrapper) => wrapper.metatype as Type)), mounts, files);
   }
 
   has(path: string): boolean {

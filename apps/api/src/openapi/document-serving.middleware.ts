@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 
 interface Representation {
   body: Buffer;
@@ -30,12 +30,14 @@ function matches(header: string | undefined, etag: string): boolean {
 }
 
 // Serialised and gzipped once at boot; the gzip representation's ETag has a suffix, as its bytes differ.
-export function serveDocument(document: object): (req: Request, res: Response) => void {
+export function serveDocument(document: object): (req: Request, res: Response, next: NextFunction) => void {
   const json = Buffer.from(JSON.stringify(document));
   const hash = createHash('sha256').update(json).digest('base64url');
   const plain: Representation = { body: json, etag: `"${hash}"` };
   const gzipped: Representation = { body: gzipSync(json, { level: 9 }), etag: `"${hash}-gzip"`, encoding: 'gzip' };
-  return (req, res) => {
+  return (req, res, next) => {
+    // Its own path only (the mount strips it), read only: the rest is a miss.
+    if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
     const chosen = acceptsGzip(req.headers['accept-encoding']) ? gzipped : plain;
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.setHeader('Vary', 'Accept-Encoding');
