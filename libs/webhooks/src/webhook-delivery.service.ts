@@ -7,7 +7,7 @@ import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionServ
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
-import { legacySignatureHeader, standardWebhookHeaders } from './signature';
+import { WebhookSigner } from './signature';
 import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhookQueue } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
 import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery } from './views';
@@ -170,14 +170,16 @@ export class WebhookDeliveryService {
       await resealWebhookSecrets(this.dataSource.manager, this.secrets, webhook.id);
     const now = new Date();
     // During a rotation's grace, signed under the replaced secret too.
-    const secrets = [webhook.secret, webhook.previousSecret]
-      .filter(
-        (sealed, i): sealed is string => !!sealed && (i === 0 || new Date(webhook.previousSecretExpiresAt!) > now),
-      )
-      .map((sealed) => this.secrets.open(sealed, webhook.accountId));
+    const signer = new WebhookSigner(
+      [webhook.secret, webhook.previousSecret]
+        .filter(
+          (sealed, i): sealed is string => !!sealed && (i === 0 || new Date(webhook.previousSecretExpiresAt!) > now),
+        )
+        .map((sealed) => this.secrets.open(sealed, webhook.accountId)),
+    );
     const recording: Promise<unknown>[] = [];
     const attempt = async (d: DeliveryToSend) => {
-      const { ok, recorded } = await inTrace(d, () => this.attempt(d, secrets));
+      const { ok, recorded } = await inTrace(d, () => this.attempt(d, signer));
       // Settles with the error, if any: one not awaited yet must not be an unhandled rejection.
       recording.push(
         recorded.then(
@@ -193,7 +195,7 @@ export class WebhookDeliveryService {
     for (const err of await Promise.all(recording)) if (err) throw err;
   }
 
-  private async attempt(delivery: DeliveryToSend, secrets: string[]): Promise<Sent> {
+  private async attempt(delivery: DeliveryToSend, signer: WebhookSigner): Promise<Sent> {
     const { webhook } = delivery;
     const isTest = delivery.eventId === null;
     // Tests and resends are asked for: they go to a disabled webhook too.
@@ -214,12 +216,11 @@ export class WebhookDeliveryService {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': 'Petstore-Webhooks/1',
-      ...standardWebhookHeaders(secrets, messageId, body, now),
+      ...signer.standardHeaders(messageId, body, now),
       'Petstore-Event-Id': messageId,
       'Petstore-Event-Type': event.type,
     };
-    if (now < this.config.webhooks.legacySignatureUntil)
-      headers['Petstore-Signature'] = legacySignatureHeader(secrets, body, now);
+    if (now < this.config.webhooks.legacySignatureUntil) headers['Petstore-Signature'] = signer.legacyHeader(body, now);
     const attributes = {
       'petstore.webhook.id': webhook.id,
       'petstore.delivery.id': delivery.id,
