@@ -38,7 +38,7 @@ const DELIVERY_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries 
 
 /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
 const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
-export const BATCH_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
+const BATCH_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
     AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
   ORDER BY d.id`;
