@@ -4,7 +4,16 @@ import { readFileSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { PetstoreClient } from '@petstore/client';
-import { EventFanOutService, generateWebhookSecret } from '@app/webhooks';
+import { getQueueToken } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
+import {
+  CREATED_AT_US,
+  DeliverWebhookBatchJob,
+  DeliverWebhookJob,
+  EventFanOutService,
+  generateWebhookSecret,
+  WebhookQueue,
+} from '@app/webhooks';
 import { rootLogger } from '@app/observability';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
@@ -388,6 +397,71 @@ describe('webhooks', () => {
     await sleep(1_500); // three more sweep passes: a delivered row is not sent again
     expect(r.requests.filter(isSwept)).toHaveLength(1);
     expect((await http.get(`/v1/webhooks/${hook.id}/deliveries/${row.id}/attempts`)).body).toHaveLength(1);
+  });
+
+  /** Three api_key.created events and their deliveries to `hookId` as one fan-out writes them: one created_at. */
+  async function fannedOutTogether(http: HttpClient, hookId: number, age: string) {
+    for (let i = 0; i < 3; i++) await createAndRevokeKey(http);
+    const db = api.app.get(DataSource);
+    const rows: { id: number; eventId: number; createdAtUs: string }[] = await db.query(
+      `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, created_at)
+       SELECT $1, e.account_id, e.id, e.type, now() - $3::interval FROM events e
+        WHERE e.id IN (SELECT id FROM events WHERE account_id = $2 AND type = 'api_key.created' ORDER BY id DESC LIMIT 3)
+        ORDER BY e.id
+       RETURNING d.id, d.event_id AS "eventId", ${CREATED_AT_US}`,
+      [hookId, lastAccountId, age],
+    );
+    expect(rows).toHaveLength(3);
+    return rows;
+  }
+  const webhookQueue = () => api.app.get<Queue>(getQueueToken(WebhookQueue.name), { strict: false });
+  const attemptsOf = async (http: HttpClient, hookId: number, deliveryId: number) =>
+    (await http.get(`/v1/webhooks/${hookId}/deliveries/${deliveryId}/attempts`)).body as { statusCode: number }[];
+
+  it('gives a lost fan-out batch its one job again (the lost-job sweep): each delivery once, in event order', async () => {
+    const http = await account();
+    const r = await receiver();
+    const hook = await subscribe(http, r.url, ['pet.created']);
+    const rows = await fannedOutTogether(http, hook.id, '1 minute');
+    const isSwept = (q: { body: string }) => JSON.parse(q.body).type === 'api_key.created';
+
+    await eventually(async () => r.requests.filter(isSwept).length === 3, 10_000);
+    expect(r.requests.filter(isSwept).map((q) => Number(q.headers['petstore-event-id']))).toEqual(
+      rows.map((d) => d.eventId),
+    );
+    await sleep(1_500); // three more sweep passes: nothing is sent again
+    expect(r.requests.filter(isSwept)).toHaveLength(3);
+    for (const d of rows) expect(await attemptsOf(http, hook.id, d.id)).toHaveLength(1);
+    // One job for the three, not a job per delivery.
+    const queue = webhookQueue();
+    expect(
+      await queue.getJob(DeliverWebhookBatchJob.jobId({ ...rows[0], webhookId: hook.id, accountId: 0 })),
+    ).toBeDefined();
+    for (const d of rows)
+      expect(
+        await queue.getJob(DeliverWebhookJob.jobId({ accountId: 0, deliveryId: d.id, attempt: 0 })),
+      ).toBeUndefined();
+  });
+
+  it('goes on with a batch after a failed delivery: the rest are sent, the failed one retried, every attempt recorded', async () => {
+    const http = await account();
+    const r = await receiver((n) => (n === 2 ? 500 : 200));
+    const hook = await subscribe(http, r.url, ['pet.created']);
+    const rows = await fannedOutTogether(http, hook.id, '0 seconds');
+    const payload = { accountId: lastAccountId, webhookId: hook.id, createdAtUs: rows[0].createdAtUs };
+    await webhookQueue().add(DeliverWebhookBatchJob.name, payload, { jobId: DeliverWebhookBatchJob.jobId(payload) });
+
+    await eventually(async () => {
+      const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return list.body.filter((d: { status: string }) => d.status === 'delivered').length === 3;
+    }, 10_000);
+    // The first two in order; the failed second one again after its backoff.
+    const sent = r.requests.map((q) => Number(q.headers['petstore-event-id']));
+    expect(sent.slice(0, 2)).toEqual([rows[0].eventId, rows[1].eventId]);
+    expect(sent.filter((id) => id === rows[1].eventId)).toHaveLength(2);
+    expect(sent).toHaveLength(4);
+    expect((await attemptsOf(http, hook.id, rows[1].id)).map((a) => a.statusCode).sort()).toEqual([200, 500]);
+    for (const d of [rows[0], rows[2]]) expect(await attemptsOf(http, hook.id, d.id)).toHaveLength(1);
   });
 
   it('fans out an event whose fan-out job was lost (the lost-job sweep)', async () => {

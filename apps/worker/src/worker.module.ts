@@ -11,7 +11,7 @@ import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
 import { FulfilOrderJob, StoreModule } from '@app/store';
 import { AggregateUsageJob, UsageModule } from '@app/usage';
-import { DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
+import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
 import { OpsServerService } from './ops/ops-server.service';
 import { QueueDashboardService } from './ops/queue-dashboard.service';
 import { WorkerStateService } from './ops/worker-state.service';
@@ -30,6 +30,7 @@ export const JOBS = [
   FulfilOrderJob,
   FanOutEventJob,
   DeliverWebhookJob,
+  DeliverWebhookBatchJob,
   RetentionJob,
   AggregateUsageJob,
 ];

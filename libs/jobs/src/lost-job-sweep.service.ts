@@ -92,7 +92,8 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     ]);
     if (!due.length) return { rows: 0, lost: 0, last: null };
     const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
-    const jobs = due.map((row) => source.job(row));
+    // Rows of one job (a batch's) are checked and requeued once.
+    const jobs = [...new Map(due.map((row) => source.job(row)).map((job) => [job.jobId, job])).values()];
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
     const staged = await preparedQuery<Pick<OutboxEntity, 'jobId'>>(
       manager,

@@ -4,7 +4,8 @@ import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { FanOutEventJob, TransactionService } from '@app/events';
 import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
-import { DeliverWebhookJob } from './webhook.jobs';
+import { CREATED_AT_US } from './views';
+import { DeliverWebhookBatchJob } from './webhook.jobs';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
@@ -23,17 +24,19 @@ const FAN_OUT_SQL = `WITH input AS (
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
-  INSERT INTO webhook_deliveries (webhook_id, account_id, event_id, event_type, traceparent)
+  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent
     FROM fanned e
     JOIN webhooks w ON w.account_id = e.account_id
    WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
    ORDER BY e.id, w.id
-  RETURNING id, account_id AS "accountId", event_id AS "eventId", traceparent`;
+  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
+    ${CREATED_AT_US}`;
 
 // Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
 // fan-outs of one event), so a repeated fan-out adds nothing: a unique index on a partitioned table would have to
-// include the partition key. Webhooks created after an event do not receive it.
+// include the partition key. Webhooks created after an event do not receive it. A webhook's deliveries of one batch
+// go in one job, in event order: one queue job, claim and read per batch instead of per delivery.
 @Injectable()
 export class EventFanOutService {
   private readonly batcher: JobBatcher<FanOut, number>;
@@ -58,17 +61,24 @@ export class EventFanOutService {
     const created = new Map<number, number>();
     await this.tx.run(async (tx) => {
       const deliveries = await preparedQuery<
-        Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'traceparent'> & { eventId: number }
+        Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'webhookId' | 'traceparent'> & {
+          eventId: number;
+          createdAtUs: string;
+        }
       >(tx.manager, FAN_OUT_SQL, [
         batch.map((f) => f.eventId),
         batch.map((f) => f.accountId),
         batch.map((f) => f.traceparent),
       ]);
+      const batches = new Set<number>();
       for (const d of deliveries) {
         created.set(d.eventId, (created.get(d.eventId) ?? 0) + 1);
+        if (batches.has(d.webhookId)) continue;
+        batches.add(d.webhookId);
+        // The batch's job continues its first event's fan-out; each delivery's own span continues its event's.
         tx.enqueue(
-          DeliverWebhookJob,
-          { accountId: d.accountId, deliveryId: d.id, attempt: 0 },
+          DeliverWebhookBatchJob,
+          { accountId: d.accountId, webhookId: d.webhookId, createdAtUs: d.createdAtUs },
           { traceparent: d.traceparent },
         );
       }

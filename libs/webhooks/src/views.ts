@@ -15,6 +15,9 @@ export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id
   d.created_at AS "createdAt"`;
 export type WebhookDelivery = Omit<WebhookDeliveryEntity, 'traceparent'>;
 
+/** A delivery's created_at as DeliverWebhookBatchJob's key: microseconds since the epoch (exact: extract is numeric). */
+export const CREATED_AT_US = `(extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs"`;
+
 /** A webhook as API users see it: never its secret. */
 export interface WebhookView {
   id: number;

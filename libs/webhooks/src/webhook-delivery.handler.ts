@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { JobPayload, JobRun, OnJob } from '@app/jobs';
-import { DeliverWebhookJob } from './webhook.jobs';
+import { DeliverWebhookBatchJob, DeliverWebhookJob } from './webhook.jobs';
 import { WebhookDeliveryService } from './webhook-delivery.service';
 import { WebhookFairShare } from './webhook-fair-share';
 
@@ -12,15 +12,25 @@ export class WebhookDeliveryHandler {
   ) {}
 
   @OnJob(DeliverWebhookJob)
-  async deliver(job: JobPayload<typeof DeliverWebhookJob>, run: JobRun): Promise<void> {
-    if (!(await this.fairShare.acquire(job.accountId, run.id))) {
+  deliver(job: JobPayload<typeof DeliverWebhookJob>, run: JobRun): Promise<void> {
+    return this.withinShare(job.accountId, run, () => this.deliveries.deliver(job));
+  }
+
+  /** One slot of the account's share for the whole batch: it takes one worker slot. */
+  @OnJob(DeliverWebhookBatchJob)
+  deliverBatch(job: JobPayload<typeof DeliverWebhookBatchJob>, run: JobRun): Promise<void> {
+    return this.withinShare(job.accountId, run, () => this.deliveries.deliverBatch(job));
+  }
+
+  private async withinShare(accountId: number, run: JobRun, work: () => Promise<void>): Promise<void> {
+    if (!(await this.fairShare.acquire(accountId, run.id))) {
       // Over the account's share: later, without spending an attempt.
       return run.postpone(new Date(this.fairShare.retryAt()));
     }
     try {
-      await this.deliveries.deliver(job);
+      await work();
     } finally {
-      await this.fairShare.release(job.accountId, run.id);
+      await this.fairShare.release(accountId, run.id);
     }
   }
 }

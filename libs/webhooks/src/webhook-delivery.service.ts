@@ -2,24 +2,26 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { GroupCommit, JsonRow, preparedQuery } from '@app/database';
-import { currentTraceparent, withSpan } from '@app/observability';
+import { currentTraceparent, runInTrace, withSpan } from '@app/observability';
 import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } from '@app/events';
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
-import { legacySignatureHeader, standardWebhookHeaders } from './signature';
-import { DeliverWebhookJob } from './webhook.jobs';
+import { WebhookSigner } from './signature';
+import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhookQueue } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
 import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery } from './views';
 import type { WebhookEntity } from './webhook.entity';
 import { SendResult, WebhookSender } from './webhook-sender';
 
 type DeliveryJob = JobPayload<typeof DeliverWebhookJob>;
+type BatchJob = JobPayload<typeof DeliverWebhookBatchJob>;
 
 type WebhookRef = Pick<Webhook, 'id' | 'accountId'>;
 
 /** A delivery with what sending it takes, read in one statement. */
 interface DeliveryToSend extends WebhookDelivery {
+  traceparent: string | null;
   webhook: Pick<
     WebhookEntity,
     'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
@@ -28,10 +30,28 @@ interface DeliveryToSend extends WebhookDelivery {
   event: JsonRow<DomainEvent> | null;
 }
 
-const DELIVERY_TO_SEND_SQL = `SELECT ${DELIVERY_COLUMNS},
+const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent,
     (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event
-  FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
+    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
+
+const DELIVERY_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
+
+/** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
+const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
+const BATCH_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
+  WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
+    AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
+  ORDER BY d.id`;
+
+/** The consumer span a delivery's own job would have had: a batch's deliveries each continue their event's trace. */
+const DELIVERY_SPAN = `${WebhookQueue.name} ${DeliverWebhookJob.name}`;
+
+/** Whether the receiver took it, and its bookkeeping (which the next delivery need not wait for). */
+interface Sent {
+  ok: boolean;
+  recorded: Promise<unknown>;
+}
+type Attempt = () => Promise<Sent>;
 
 /** Recorded with the others that finish at the same time. */
 interface DeliveredAttempt {
@@ -112,47 +132,99 @@ export class WebhookDeliveryService {
   }
 
   async deliver(job: DeliveryJob): Promise<void> {
-    const manager = this.dataSource.manager;
-    const [delivery] = await preparedQuery<DeliveryToSend>(manager, DELIVERY_TO_SEND_SQL, [
+    const [delivery] = await preparedQuery<DeliveryToSend>(this.dataSource.manager, DELIVERY_TO_SEND_SQL, [
       job.deliveryId,
       job.accountId,
     ]);
     // Gone with its webhook, already settled, or a duplicate of an attempt already recorded.
     if (!delivery || delivery.status !== 'pending' || delivery.attempts !== job.attempt) return;
-    const { webhook } = delivery;
+    await this.send([delivery], (_d, attempt) => attempt());
+  }
+
+  /** Those not attempted yet (a rerun of the job skips the ones it recorded); each in its own delivery's trace. */
+  async deliverBatch(job: BatchJob): Promise<void> {
+    const deliveries = await preparedQuery<DeliveryToSend>(this.dataSource.manager, BATCH_TO_SEND_SQL, [
+      job.accountId,
+      job.webhookId,
+      job.createdAtUs,
+    ]);
+    if (!deliveries.length) return;
+    // As a job of its own would run it: under a consumer span continuing the delivery's trace.
+    await this.send(deliveries, (d, attempt) =>
+      runInTrace(
+        d.traceparent,
+        DELIVERY_SPAN,
+        'consumer',
+        { 'messaging.destination.name': WebhookQueue.name },
+        attempt,
+      ),
+    );
+  }
+
+  // In order while the receiver answers 2xx, each recorded without holding up the next; after a failed attempt the
+  // rest go out at once, as separate jobs would (a receiver timing out must not take a timeout per delivery in turn).
+  private async send(deliveries: DeliveryToSend[], inTrace: (d: DeliveryToSend, attempt: Attempt) => Promise<Sent>) {
+    const { webhook } = deliveries[0];
     // Stored before encryption, or under a key rotated out of first place: sealed anew on the way.
-    if (this.secrets.needsReseal(webhook.secret)) await resealWebhookSecrets(manager, this.secrets, webhook.id);
+    if (this.secrets.needsReseal(webhook.secret))
+      await resealWebhookSecrets(this.dataSource.manager, this.secrets, webhook.id);
+    const now = new Date();
+    // During a rotation's grace, signed under the replaced secret too.
+    const signer = new WebhookSigner(
+      [webhook.secret, webhook.previousSecret]
+        .filter(
+          (sealed, i): sealed is string => !!sealed && (i === 0 || new Date(webhook.previousSecretExpiresAt!) > now),
+        )
+        .map((sealed) => this.secrets.open(sealed, webhook.accountId)),
+    );
+    const recording: Promise<unknown>[] = [];
+    const attempt = async (d: DeliveryToSend) => {
+      const { ok, recorded } = await inTrace(d, () => this.attempt(d, signer));
+      // Settles with the error, if any: one not awaited yet must not be an unhandled rejection.
+      recording.push(
+        recorded.then(
+          () => undefined,
+          (err: unknown) => err ?? new Error('not recorded'),
+        ),
+      );
+      return ok;
+    };
+    let next = 0;
+    while (next < deliveries.length && (await attempt(deliveries[next++])));
+    await Promise.all(deliveries.slice(next).map(attempt));
+    for (const err of await Promise.all(recording)) if (err) throw err;
+  }
+
+  private async attempt(delivery: DeliveryToSend, signer: WebhookSigner): Promise<Sent> {
+    const { webhook } = delivery;
     const isTest = delivery.eventId === null;
     // Tests and resends are asked for: they go to a disabled webhook too.
     if (webhook.status === 'disabled' && !isTest && delivery.resendOf === null) {
-      await this.update(manager, delivery, { status: 'failed', lastError: 'webhook disabled', nextAttemptAt: null });
-      return;
+      const recorded = this.update(this.dataSource.manager, delivery, {
+        status: 'failed',
+        lastError: 'webhook disabled',
+        nextAttemptAt: null,
+      });
+      return { ok: true, recorded };
     }
 
     const event = isTest || !delivery.event ? testEvent(delivery) : toPublicEvent(delivery.event);
     const body = JSON.stringify(event);
     const now = new Date();
-    // During a rotation's grace, signed under the replaced secret too.
-    const secrets = [webhook.secret, webhook.previousSecret]
-      .filter(
-        (sealed, i): sealed is string => !!sealed && (i === 0 || new Date(webhook.previousSecretExpiresAt!) > now),
-      )
-      .map((sealed) => this.secrets.open(sealed, webhook.accountId));
     // The event's id, the same on every attempt and resend: receivers deduplicate on it.
     const messageId = isTest ? `test-${delivery.resendOf ?? delivery.id}` : String(event.id);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'User-Agent': 'Petstore-Webhooks/1',
-      ...standardWebhookHeaders(secrets, messageId, body, now),
+      ...signer.standardHeaders(messageId, body, now),
       'Petstore-Event-Id': messageId,
       'Petstore-Event-Type': event.type,
     };
-    if (now < this.config.webhooks.legacySignatureUntil)
-      headers['Petstore-Signature'] = legacySignatureHeader(secrets, body, now);
+    if (now < this.config.webhooks.legacySignatureUntil) headers['Petstore-Signature'] = signer.legacyHeader(body, now);
     const attributes = {
       'petstore.webhook.id': webhook.id,
       'petstore.delivery.id': delivery.id,
-      'petstore.delivery.attempt': job.attempt + 1,
+      'petstore.delivery.attempt': delivery.attempts + 1,
       'petstore.event.type': event.type,
     };
     // A client span per attempt; the receiver gets it as its parent (W3C traceparent header).
@@ -167,12 +239,12 @@ export class WebhookDeliveryService {
     const line = {
       deliveryId: delivery.id,
       webhookId: webhook.id,
-      attempt: job.attempt + 1,
+      attempt: delivery.attempts + 1,
       status: result.statusCode,
     };
     if (result.ok) this.logger.debug(line, 'webhook delivered');
     else this.logger.log(line, `webhook attempt failed: ${result.error}`);
-    await this.record(delivery, webhook, result, isTest);
+    return { ok: result.ok, recorded: this.record(delivery, webhook, result, isTest) };
   }
 
   private async record(d: WebhookDelivery, webhook: WebhookRef, result: SendResult, isTest: boolean): Promise<void> {

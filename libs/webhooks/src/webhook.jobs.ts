@@ -11,3 +11,12 @@ export const DeliverWebhookJob = defineJob<{ accountId: number; deliveryId: numb
   jobId: ({ deliveryId, attempt }) => `delivery-${deliveryId}-${attempt}`,
   concurrency: (config) => config.webhooks.concurrency,
 });
+
+// The first attempts of the deliveries one fan-out statement wrote for one webhook: they share its transaction's
+// created_at (microseconds since the epoch, as text), so the lost-job sweep finds the job from any of its rows.
+export const DeliverWebhookBatchJob = defineJob<{ accountId: number; webhookId: number; createdAtUs: string }>({
+  name: 'webhook.deliver-batch',
+  queue: WebhookQueue,
+  jobId: ({ webhookId, createdAtUs }) => `delivery-batch-${webhookId}-${createdAtUs}`,
+  concurrency: (config) => config.webhooks.concurrency,
+});
