@@ -67,8 +67,9 @@ describe('revoked keys', () => {
     const attacker = address();
     const end = Date.now() + 10_000;
     let sent = 0;
+    // At least 10 s, and every revoked key twice: a loaded machine sends fewer requests in the 10 s.
     const attack = Array.from({ length: 24 }, async () => {
-      while (Date.now() < end) {
+      while (Date.now() < end || sent < 2 * revoked.length) {
         const i = sent++;
         // Plain fetch: the contract check of every answer would slow the attack down.
         const res = await fetch(`${(i % 2 ? b : a).url}/v1/pets`, {
@@ -90,7 +91,6 @@ describe('revoked keys', () => {
     const lookups = (await postgresLookups(a, b)) - before;
 
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
-    expect(sent).toBeGreaterThan(1_100);
     expect(lookups - genuine.length).toBeLessThanOrEqual(1_100);
   }, 120_000);
 
