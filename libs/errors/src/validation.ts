@@ -2,6 +2,7 @@ import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, Validatio
 import { ValidateBy, ValidateIf } from 'class-validator';
 import { ApiError, ErrorDetail } from './api-error';
 import { parseDateTime } from './input-rules';
+import { cacheValidationMetadata } from './validation-metadata-cache';
 
 function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   return errors.flatMap((e) => {
@@ -17,6 +18,7 @@ const isDto = (metatype: ArgumentMetadata['metatype']) =>
 
 class DtoValidationPipe extends ValidationPipe {
   constructor() {
+    cacheValidationMetadata();
     super({
       whitelist: true,
       forbidNonWhitelisted: true,
