@@ -18,10 +18,10 @@ import { methodNotAllowed } from './gate/method-not-allowed.middleware';
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
-import { RouteTable } from './gate/route-table';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 import { fixedHeaders, oneLayer } from './pipeline/one-layer';
+import { API_PREFIX, RouteTable } from './policy/route-table';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
@@ -46,6 +46,7 @@ const DOCS_CSP = [
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
+  const routes = app.get(RouteTable);
   const publicPaths = PublicPaths.of(app, [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH]);
   app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
   app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
@@ -70,16 +71,14 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     oneLayer(accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)),
   );
   if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
-  const document = buildOpenApiDocument(app, configuredSunsets(config));
-  const routes = new RouteTable(document);
-  gate.useRoutes(routes);
+  const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
   const intake = [rejectNulInUrl, methodNotAllowed(routes), requireJsonContentType, jsonBody(config.bodyLimitBytes)];
   const open = oneLayer(...intake);
   const gated = oneLayer((req, res, next) => gate.use(req, res, next), ...intake);
   app.use((req: Request, res: Response, next: NextFunction) =>
     (publicPaths.has(req.path) ? open : gated)(req, res, next),
   );
-  app.setGlobalPrefix('v1', { exclude: publicPaths.routes.map((path) => path.slice(1)) });
+  app.setGlobalPrefix(API_PREFIX, { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
   app.use(DOCUMENT_PATHS, serveDocument(document));
   app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {

@@ -18,7 +18,7 @@ import { page, PageQuery } from '../common/pagination';
 import { CategorySchema, CategoryUpdateDto, NewCategoryDto } from './categories.dto';
 import { CategoriesService, CategoryView } from '@app/catalog';
 import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Pets')
 @Controller('categories')

@@ -20,7 +20,7 @@ import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
 import { PetsService } from '@app/catalog';
 import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');

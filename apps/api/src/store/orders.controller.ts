@@ -19,7 +19,7 @@ import { page } from '../common/pagination';
 import { OrdersService } from '@app/store';
 import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
 import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Store')
 @Controller('store/orders')
