@@ -1,13 +1,19 @@
 // Prints the OpenAPI document built from the code, without a database or Redis: preview mode
 // builds the module graph (all swagger needs) but instantiates no provider.
-import { NestFactory } from '@nestjs/core';
+import { DiscoveryService, ModulesContainer, NestFactory } from '@nestjs/core';
 import { AppModule } from '../apps/api/src/app.module';
 import { loadConfig } from '@app/config';
 import { buildOpenApiDocument, configuredSunsets } from '../apps/api/src/openapi/openapi-document';
+import { RouteTable } from '../apps/api/src/policy/route-table';
 
 async function main(): Promise<void> {
   const app = await NestFactory.create(AppModule, { preview: true, logger: false, abortOnError: false });
-  process.stdout.write(`${JSON.stringify(buildOpenApiDocument(app, configuredSunsets(loadConfig({}))), null, 2)}\n`);
+  // Preview mode made no DiscoveryService; the module graph is there all the same.
+  const options = {
+    routes: RouteTable.of(new DiscoveryService(app.get(ModulesContainer))),
+    sunsets: configuredSunsets(loadConfig({})),
+  };
+  process.stdout.write(`${JSON.stringify(buildOpenApiDocument(app, options), null, 2)}\n`);
   await app.close();
 }
 

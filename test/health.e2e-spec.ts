@@ -1,12 +1,8 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
-import { JobQueues } from '@app/jobs';
-import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
-import { workerHosts } from '../apps/worker/src/runtime/worker-hosts';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
-import { RunningApi, startApi, startWorker } from './support/test-apps';
+import { queueClientsReady, RunningApi, startApi, startWorker, workerOpsUrl } from './support/test-apps';
 
 const databaseUrl = process.env.DATABASE_URL as string;
 const redisUrl = process.env.REDIS_URL as string;
@@ -111,27 +107,17 @@ describe('health: readiness says what each app can do without', () => {
 
     beforeEach(async () => {
       worker = await startWorker({ DATABASE_URL: pg.url, REDIS_URL: redis.url });
-      opsUrl = `http://127.0.0.1:${worker.get(OpsServerService).port()}`;
+      opsUrl = workerOpsUrl(worker);
       ops = new HttpClient(opsUrl);
       await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
     });
-    /**
-     * Every BullMQ client of the worker connected again. Readiness asks another client, which can
-     * be back first; a worker closed while its queue clients were still reconnecting once left a
-     * "Connection is closed." rejection that failed the next test (CI, 2026-11-25).
-     */
-    const queueClientsReady = async () => {
-      const clients = await Promise.all([
-        ...worker.get(JobQueues).all().map((q) => q.backend.client),
-        ...workerHosts(worker.get(DiscoveryService)).map(({ worker: w }) => w.backend.client),
-      ]);
-      return clients.every((client) => client.status === 'ready');
-    };
 
     afterEach(async () => {
       await restore();
       await eventually(async () => (await ops.get('/health/ready')).status === 200, SETTLE_MS);
-      await eventually(queueClientsReady, SETTLE_MS);
+      // Readiness asks another client, which can be back first; a worker closed while its queue clients
+      // were still reconnecting once left a "Connection is closed." rejection that failed the next test (CI, 2026-11-25).
+      await eventually(() => queueClientsReady(worker), SETTLE_MS);
       await worker.close();
     });
 

@@ -12,7 +12,7 @@ import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
-import { RouteTable } from '../../apps/api/src/gate/route-table';
+import { RouteTable, UNROUTED } from '../../apps/api/src/policy/route-table';
 import { createApiServer } from '../../apps/api/src/http-server';
 import { FIXED_BODY } from './fixed-body';
 
@@ -33,9 +33,26 @@ class TrivialController {
 }
 
 @Module({
-  imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer'), EventsModule, AccessModule],
+  imports: [
+    ConfigModule,
+    DatabaseModule.forRoot('api'),
+    RedisModule,
+    JobsModule.register('producer'),
+    EventsModule,
+    AccessModule,
+  ],
   controllers: [TrivialController],
-  providers: [PlanRateLimiter, RequestGateMiddleware],
+  providers: [
+    PlanRateLimiter,
+    RequestGateMiddleware,
+    // As the API's table would hold it: a read, on the account's budget.
+    {
+      provide: RouteTable,
+      useValue: new RouteTable([
+        { method: 'GET', path: '/v1/bench/fixed', operationId: 'fixed', policy: { ...UNROUTED, scope: 'read' } },
+      ]),
+    },
+  ],
 })
 class GateBenchModule {}
 
@@ -45,16 +62,6 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   const gate = app.get(RequestGateMiddleware);
-  // As the API's document would state it: a read, on the account's budget.
-  const fixed = { operationId: 'fixed', responses: {}, 'x-scope': 'read', 'x-metering': {} };
-  gate.useRoutes(
-    new RouteTable({
-      openapi: '3.0.3',
-      info: { title: 'bench', version: '1' },
-      servers: [{ url: '/v1' }],
-      paths: { '/bench/fixed': { get: fixed } },
-    }),
-  );
   type Req = Parameters<RequestGateMiddleware['use']>[0];
   type Res = Parameters<RequestGateMiddleware['use']>[1];
   const authOnly = (req: Req, res: Res, next: (err?: unknown) => void) =>
@@ -63,7 +70,8 @@ async function main(): Promise<void> {
       next(failure);
     }, next);
   const front = { auth: authOnly, gate: gate.use.bind(gate) }[mode as 'auth' | 'gate'];
-  if (front) app.use((req: Req, res: Res, next: () => void) => (req.path === '/ready' ? next() : front(req, res, next)));
+  if (front)
+    app.use((req: Req, res: Res, next: () => void) => (req.path === '/ready' ? next() : front(req, res, next)));
   app.enableShutdownHooks();
   await app.init();
   // As in production.

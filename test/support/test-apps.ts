@@ -10,6 +10,9 @@ import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
 import { createApiServer } from '../../apps/api/src/http-server';
 import { MetricsServerService } from '../../apps/api/src/metrics/metrics-server.service';
+import { JobQueues } from '@app/jobs';
+import { OpsServerService } from '../../apps/worker/src/ops/ops-server.service';
+import { QueueWorkers } from '../../apps/worker/src/runtime/queue-workers';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
 
 export type EnvOverrides = Record<string, string>;
@@ -67,6 +70,22 @@ export async function startWorker(
     .compile();
   await moduleRef.init();
   return moduleRef;
+}
+
+/** The ops server (health, /metrics) of a worker started by startWorker. */
+export const workerOpsUrl = (worker: INestApplicationContext) =>
+  `http://127.0.0.1:${worker.get(OpsServerService).port()}`;
+
+/** Whether every BullMQ client of a worker started by startWorker (its queues' and its consumers') is connected. */
+export async function queueClientsReady(worker: INestApplicationContext): Promise<boolean> {
+  const clients = await Promise.all([
+    ...worker
+      .get(JobQueues)
+      .all()
+      .map((q) => q.backend.client),
+    ...worker.get(QueueWorkers).consumers.map(({ worker: w }) => w.backend.client),
+  ]);
+  return clients.every((client) => client.status === 'ready');
 }
 
 let accountSeq = 0;

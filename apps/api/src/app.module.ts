@@ -28,11 +28,12 @@ import { OrdersController } from './store/orders.controller';
 import { UsageController } from './usage/usage.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
+import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
 
 @Module({
   imports: [
     ConfigModule,
-    // PublicPaths finds the @PublicGet routes.
+    // The route table and PublicPaths read the handlers' @Policy and @PublicGet.
     DiscoveryModule,
     DatabaseModule.forRoot('api'),
     RedisModule,
@@ -62,6 +63,7 @@ import { MetricsServerService } from './metrics/metrics-server.service';
     MessagesController,
   ],
   providers: [
+    ROUTE_TABLE_PROVIDER,
     RequestGateMiddleware,
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -19,12 +19,10 @@ import { notFoundOutside } from './gate/not-found.middleware';
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
-import { RouteTable } from './gate/route-table';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 import { fixedHeaders, oneLayer } from './pipeline/one-layer';
-
-const API_PREFIX = 'v1';
+import { API_PREFIX, RouteTable } from './policy/route-table';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
@@ -49,6 +47,7 @@ const DOCS_CSP = [
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
+  const routes = app.get(RouteTable);
   const publicPaths = PublicPaths.of(app, [DOCS_PATH, CONSOLE_PATH], DOCUMENT_PATHS);
   app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
   app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
@@ -73,9 +72,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     oneLayer(accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)),
   );
   if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
-  const document = buildOpenApiDocument(app, configuredSunsets(config));
-  const routes = new RouteTable(document);
-  gate.useRoutes(routes);
+  const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
   const intake = [rejectNulInUrl, methodNotAllowed(routes), requireJsonContentType, jsonBody(config.bodyLimitBytes)];
   const open = oneLayer(...intake);
   const gated = oneLayer((req, res, next) => gate.use(req, res, next), ...intake);

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { AccessModule } from '@app/access';
 import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
@@ -16,14 +15,15 @@ import { OpsServerService } from './ops/ops-server.service';
 import { QueueDashboardService } from './ops/queue-dashboard.service';
 import { WorkerStateService } from './ops/worker-state.service';
 import { ConsumerWatch } from './runtime/consumer-watch.service';
-import { queueWorkers } from './runtime/queue-workers';
+import { QueueWorkers } from './runtime/queue-workers';
+import { WorkerJobs } from './runtime/worker-jobs';
 import { WorkerShutdown } from './runtime/worker-shutdown';
 
 /**
  * The jobs this worker runs: their handlers are the features' @OnJob methods, and their queues
  * are the queues the worker consumes. A new job type is declared in its feature (defineJob) and
  * listed here; the worker refuses to start when a job here has no handler or a handler's job is
- * not here (WorkerStart).
+ * not here (QueueWorkers).
  */
 export const JOBS = [
   ProcessMessageJob,
@@ -41,7 +41,6 @@ export const JOBS = [
     ConfigModule,
     DatabaseModule.forRoot('worker'),
     RedisModule,
-    DiscoveryModule,
     JobsModule.register('worker'),
     EventsModule,
     AccessModule,
@@ -52,7 +51,8 @@ export const JOBS = [
     UsageModule.register('worker'),
   ],
   providers: [
-    ...queueWorkers(JOBS),
+    { provide: WorkerJobs, useValue: new WorkerJobs(JOBS) },
+    QueueWorkers,
     WorkerShutdown,
     ConsumerWatch,
     ReadinessService,

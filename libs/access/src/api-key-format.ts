@@ -17,7 +17,6 @@ const TAGGED_LENGTH = KEY_PREFIX.length + TAG_KEY_ID_CHARS + SECRET_CHARS + TAG_
 export const KEY_PATTERN = new RegExp(
   `^${KEY_PREFIX}(?:[0-9A-Za-z]{${SECRET_CHARS + CHECKSUM_CHARS}}|[0-9A-Za-z]{${TAGGED_LENGTH - KEY_PREFIX.length}})$`,
 );
-export const TAG_KEY_ID_PATTERN = /^[0-9A-Za-z]{2}$/;
 
 export interface TagKey {
   id: string;

@@ -3,122 +3,304 @@ import { existsSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
+/** One environment variable: its name and its rule. Each is named here once, where it sits in AppConfig. */
+class Variable<S extends z.ZodType = z.ZodType> {
+  constructor(
+    readonly name: string,
+    readonly schema: S,
+  ) {}
+}
+
+/** A group of variables read as one value (the Redis cluster: all four, or none). */
+class Derived<O = unknown> {
+  constructor(
+    readonly tree: Tree,
+    readonly finish: (values: never, problem: Problem) => O,
+  ) {}
+}
+
+/** Names the variable, never its value (a URL may carry a password). */
+type Problem = (variable: Variable, message: string) => void;
+
+type Tree = { readonly [key: string]: Variable | Derived | Tree };
+type Parsed<T> =
+  T extends Variable<infer S>
+    ? z.output<S>
+    : T extends Derived<infer O>
+      ? O
+      : { readonly [K in keyof T]: Parsed<T[K]> };
+
+const variable = <S extends z.ZodType>(name: string, schema: S) => new Variable(name, schema);
+const derived = <T extends Tree, O>(tree: T, finish: (values: Parsed<T>, problem: Problem) => O) =>
+  new Derived(tree, finish);
+
 const bool = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1');
 // Zod 4 defaults skip the schema, so a transformed variable defaults to its output (false).
 
+const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
 const positiveDays = z.coerce.number().positive().finite();
+const list = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 
-const keyList = (rule: () => KeyIdRule) =>
+const secretKeys = (rule: () => KeyIdRule, development: () => SecretKey) =>
   z
     .string()
     .optional()
     .superRefine((v, ctx) => {
       if (v !== undefined)
         for (const message of secretKeyProblems(v, rule())) ctx.addIssue({ code: 'custom', message });
-    });
+    })
+    .transform((v) => (v ? parseSecretKeys(v) : [development()]));
 
-// Every variable the service reads; loadConfig is the only reader of process.env.
-const schema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+const redisClusterVariables = {
+  nodes: variable(
+    'REDIS_CLUSTER_NODES',
+    z
+      .string()
+      .regex(/^\s*[^\s,:]+:\d+(\s*,\s*[^\s,:]+:\d+)*\s*$/, 'must be a comma-separated list of host:port')
+      .optional()
+      .transform((v) =>
+        list(v).map((node) => {
+          const at = node.lastIndexOf(':');
+          return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+        }),
+      ),
+  ),
+  username: variable('REDIS_USERNAME', z.string().optional()),
+  password: variable('REDIS_PASSWORD', z.string().optional()),
+  tls: variable('REDIS_TLS', bool.default(false)),
+};
+
+// Every variable the service reads, where it lands in AppConfig; loadConfig is the only reader of process.env.
+const spec = {
+  nodeEnv: variable('NODE_ENV', z.enum(['development', 'production', 'test']).default('development')),
+  port: variable('PORT', port.default(3000)),
+  workerPort: variable('WORKER_PORT', port.default(3001)),
   // The API's /metrics, off the public port (Prometheus's registered default for exporters).
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
-  DATABASE_URL: z
-    .url()
-    .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
-    .default('postgres://postgres@127.0.0.1:5432/petstore'),
-  DATABASE_POOL_SIZE: positiveInt.default(20),
+  metricsPort: variable('METRICS_PORT', port.default(9464)),
+  databaseUrl: variable(
+    'DATABASE_URL',
+    z
+      .url()
+      .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
+      .default('postgres://postgres@127.0.0.1:5432/petstore'),
+  ),
+  databasePoolSize: variable('DATABASE_POOL_SIZE', positiveInt.default(20)),
   // A worker waits on Redis and webhook receivers far more than on Postgres.
-  WORKER_DATABASE_POOL_SIZE: positiveInt.default(5),
-  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(10_000),
+  workerDatabasePoolSize: variable('WORKER_DATABASE_POOL_SIZE', positiveInt.default(5)),
+  /** Longest a statement may run; the pool holds it per connection, or per transaction behind a pooler. */
+  databaseStatementTimeoutMs: variable('DATABASE_STATEMENT_TIMEOUT_MS', positiveInt.default(10_000)),
   // PgBouncer (or another pooler) in transaction mode: no session state, no named statements.
-  DATABASE_TRANSACTION_POOLER: bool.default(false),
-  DATABASE_REPLICA_URLS: z
-    .string()
-    .refine(
-      (v) => v.split(',').every((u) => /^postgres(ql)?:\/\/\S+$/.test(u.trim())),
-      'must be a comma-separated list of postgres:// URLs',
-    )
-    .optional(),
-  DATABASE_REPLICA_MAX_LAG_MS: positiveInt.default(1_000),
-  REDIS_URL: z
-    .url()
-    .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL')
-    .default('redis://127.0.0.1:6379'),
+  databaseTransactionPooler: variable('DATABASE_TRANSACTION_POOLER', bool.default(false)),
+  databaseReplicaUrls: variable(
+    'DATABASE_REPLICA_URLS',
+    z
+      .string()
+      .refine(
+        (v) => v.split(',').every((u) => /^postgres(ql)?:\/\/\S+$/.test(u.trim())),
+        'must be a comma-separated list of postgres:// URLs',
+      )
+      .optional()
+      .transform(list),
+  ),
+  databaseReplicaMaxLagMs: variable('DATABASE_REPLICA_MAX_LAG_MS', positiveInt.default(1_000)),
+  redisUrl: variable(
+    'REDIS_URL',
+    z
+      .url()
+      .refine((u) => /^rediss?:\/\//.test(u), 'must be a redis:// URL')
+      .default('redis://127.0.0.1:6379'),
+  ),
   // Set: every Redis client is a Redis Cluster client seeded with these nodes (REDIS_URL unused).
-  REDIS_CLUSTER_NODES: z
-    .string()
-    .regex(/^\s*[^\s,:]+:\d+(\s*,\s*[^\s,:]+:\d+)*\s*$/, 'must be a comma-separated list of host:port')
-    .optional(),
-  REDIS_USERNAME: z.string().optional(),
-  REDIS_PASSWORD: z.string().optional(),
-  REDIS_TLS: bool.default(false),
-  LOG_FILE: z.string().optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  redisCluster: derived(redisClusterVariables, (cluster, problem): RedisClusterConfig | undefined => {
+    if (cluster.nodes.length) return cluster;
+    for (const name of ['username', 'password', 'tls'] as const)
+      if (cluster[name])
+        problem(
+          redisClusterVariables[name],
+          `only with ${redisClusterVariables.nodes.name} (a single node takes it from ${spec.redisUrl.name})`,
+        );
+    return undefined;
+  }),
+  logLevel: variable(
+    'LOG_LEVEL',
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+  logFile: variable('LOG_FILE', z.string().optional()),
   // true (or 1) trusts the one proxy in front of us; N trusts N hops; a list trusts the peers in
   // it. Never "all": the left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
-  TRUST_PROXY: z.string().transform(trustProxyOf).default(0),
-  CORS_ORIGINS: z.string().default(''),
-  BODY_LIMIT_BYTES: positiveInt.default(100 * 1024),
-  SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  PET_GET_SUNSET_AT: z.iso.datetime({ offset: true }).default('2027-06-30T00:00:00Z'),
-  RATE_LIMIT_BAN_STRIKES: positiveInt.default(10),
-  RATE_LIMIT_BAN_SECONDS: positiveInt.default(900),
+  trustProxy: variable('TRUST_PROXY', z.string().transform(trustProxyOf).default(0)),
+  corsOrigins: variable('CORS_ORIGINS', z.string().optional().transform(list)),
+  bodyLimitBytes: variable('BODY_LIMIT_BYTES', positiveInt.default(100 * 1024)),
+  shutdownGraceMs: variable('SHUTDOWN_GRACE_MS', positiveInt.default(10_000)),
+  petGetSunsetAt: variable(
+    'PET_GET_SUNSET_AT',
+    z.iso
+      .datetime({ offset: true })
+      .default('2027-06-30T00:00:00Z')
+      .transform((at) => new Date(at)),
+  ),
+  rateLimit: {
+    banStrikes: variable('RATE_LIMIT_BAN_STRIKES', positiveInt.default(10)),
+    banSeconds: variable('RATE_LIMIT_BAN_SECONDS', positiveInt.default(900)),
+  },
   // At most 7 days, as a grace asked for over the API (MAX_ROTATION_GRACE_SECONDS in libs/access).
-  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.max(604_800).default(86_400),
-  AUTH_CACHE_TTL_MS: positiveInt.default(60_000),
-  AUTH_LOOKUP_CONCURRENCY: positiveInt.default(16),
-  AUTH_LOOKUP_RATE: positiveInt.default(500),
-  API_KEY_TAG_KEYS: keyList(() => TAG_KEY_ID),
-  OUTBOX_RELAY_INTERVAL_MS: positiveInt.default(1_000),
-  OUTBOX_RELAY_GRACE_MS: nonNegativeInt.default(5_000),
-  JOB_ATTEMPTS: positiveInt.default(5),
-  JOB_BACKOFF_MS: positiveInt.default(1_000),
-  JOB_LOCK_MS: positiveInt.default(30_000),
-  SWEEP_INTERVAL_MS: positiveInt.default(30_000),
-  WORKER_STALL_MS: positiveInt.default(120_000),
-  WORKER_CONCURRENCY: positiveInt.default(10),
-  WORKER_BATCH_SIZE: positiveInt.default(100),
-  // Unset: every queue. A worker Deployment per group lets webhooks scale apart from messages.
-  WORKER_QUEUES: z
-    .string()
-    .regex(/^\s*[a-z-]+(\s*,\s*[a-z-]+)*\s*$/, 'must be a comma-separated list of queue names')
-    .optional(),
-  WEBHOOK_TIMEOUT_MS: positiveInt.default(10_000),
-  WEBHOOK_BACKOFF_MS: positiveInt.default(30_000),
-  WEBHOOK_MAX_AGE_SECONDS: positiveInt.default(3 * 24 * 3600),
-  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
-  WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.default(4),
-  // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
-  WEBHOOK_CONCURRENCY: positiveInt.default(100),
-  WEBHOOK_LEGACY_SIGNATURE_UNTIL: z.coerce.date().default(new Date('2027-06-01T00:00:00Z')),
-  RETENTION_MESSAGES_DAYS: positiveDays.default(30),
-  RETENTION_EVENTS_DAYS: positiveDays.default(30),
-  RETENTION_WEBHOOK_DELIVERIES_DAYS: positiveDays.default(30),
-  RETENTION_INTERVAL_MS: positiveInt.default(60_000),
-  // History tables are partitioned by time (docs/storage.md); partitions are created this many periods ahead.
-  PARTITION_WIDTH_SECONDS: positiveInt.default(86_400),
-  PARTITIONS_AHEAD: positiveInt.default(2),
-  NAME_SEARCH_ACCOUNT_CONCURRENCY: positiveInt.default(1),
-  // Of the clock, per API process: one tenant's sustained searches leave the rest of a core to others.
-  NAME_SEARCH_ACCOUNT_SHARE: z.coerce.number().positive().max(1).default(0.25),
-  NAME_SEARCH_ACCOUNT_BURST_MS: nonNegativeInt.default(1000),
-  RETENTION_USAGE_MINUTES_DAYS: positiveDays.default(2),
-  RETENTION_USAGE_HOURS_DAYS: positiveDays.default(90),
-  USAGE_AGGREGATION_INTERVAL_MS: positiveInt.default(60_000),
+  keyRotationGraceSeconds: variable('KEY_ROTATION_GRACE_SECONDS', nonNegativeInt.max(604_800).default(86_400)),
+  authCacheTtlMs: variable('AUTH_CACHE_TTL_MS', positiveInt.default(60_000)),
+  authLookup: {
+    concurrency: variable('AUTH_LOOKUP_CONCURRENCY', positiveInt.default(16)),
+    ratePerSecond: variable('AUTH_LOOKUP_RATE', positiveInt.default(500)),
+  },
+  apiKeyTagKeys: variable(
+    'API_KEY_TAG_KEYS',
+    secretKeys(
+      () => TAG_KEY_ID,
+      () => DEVELOPMENT_TAG_KEY,
+    ),
+  ),
+  outbox: {
+    relayIntervalMs: variable('OUTBOX_RELAY_INTERVAL_MS', positiveInt.default(1_000)),
+    relayGraceMs: variable('OUTBOX_RELAY_GRACE_MS', nonNegativeInt.default(5_000)),
+  },
+  jobs: {
+    attempts: variable('JOB_ATTEMPTS', positiveInt.default(5)),
+    backoffMs: variable('JOB_BACKOFF_MS', positiveInt.default(1_000)),
+    /** A crashed worker's jobs run again within about twice this (BullMQ lock and stalled check). */
+    lockMs: variable('JOB_LOCK_MS', positiveInt.default(30_000)),
+    concurrency: variable('WORKER_CONCURRENCY', positiveInt.default(10)),
+    sweepIntervalMs: variable('SWEEP_INTERVAL_MS', positiveInt.default(30_000)),
+    batchSize: variable('WORKER_BATCH_SIZE', positiveInt.default(100)),
+    // Unset: every queue. A worker Deployment per group lets webhooks scale apart from messages.
+    queues: variable(
+      'WORKER_QUEUES',
+      z
+        .string()
+        .regex(/^\s*[a-z-]+(\s*,\s*[a-z-]+)*\s*$/, 'must be a comma-separated list of queue names')
+        .optional()
+        .transform((v) => v?.split(',').map((q) => q.trim())),
+    ),
+    stallMs: variable('WORKER_STALL_MS', positiveInt.default(120_000)),
+  },
+  webhooks: {
+    timeoutMs: variable('WEBHOOK_TIMEOUT_MS', positiveInt.default(10_000)),
+    backoffMs: variable('WEBHOOK_BACKOFF_MS', positiveInt.default(30_000)),
+    maxAgeSeconds: variable('WEBHOOK_MAX_AGE_SECONDS', positiveInt.default(3 * 24 * 3600)),
+    allowPrivateUrls: variable('ALLOW_PRIVATE_WEBHOOK_URLS', bool.default(false)),
+    accountConcurrency: variable('WEBHOOK_ACCOUNT_CONCURRENCY', positiveInt.default(4)),
+    // Deliveries wait on receivers (up to WEBHOOK_TIMEOUT_MS each), not on this process's CPU.
+    concurrency: variable('WEBHOOK_CONCURRENCY', positiveInt.default(100)),
+    legacySignatureUntil: variable(
+      'WEBHOOK_LEGACY_SIGNATURE_UNTIL',
+      z.coerce.date().default(new Date('2027-06-01T00:00:00Z')),
+    ),
+  },
+  /** Orders, accounts, keys and webhooks are kept for ever. */
+  retention: {
+    messagesDays: variable('RETENTION_MESSAGES_DAYS', positiveDays.default(30)),
+    eventsDays: variable('RETENTION_EVENTS_DAYS', positiveDays.default(30)),
+    webhookDeliveriesDays: variable('RETENTION_WEBHOOK_DELIVERIES_DAYS', positiveDays.default(30)),
+    usageMinutesDays: variable('RETENTION_USAGE_MINUTES_DAYS', positiveDays.default(2)),
+    usageHoursDays: variable('RETENTION_USAGE_HOURS_DAYS', positiveDays.default(90)),
+    intervalMs: variable('RETENTION_INTERVAL_MS', positiveInt.default(60_000)),
+    /** History tables are partitioned by time (docs/storage.md): one partition's width, and how many are made ahead. */
+    partitionWidthMs: variable(
+      'PARTITION_WIDTH_SECONDS',
+      positiveInt.default(86_400).transform((seconds) => seconds * 1000),
+    ),
+    partitionsAhead: variable('PARTITIONS_AHEAD', positiveInt.default(2)),
+  },
+  usageAggregationIntervalMs: variable('USAGE_AGGREGATION_INTERVAL_MS', positiveInt.default(60_000)),
   // GET /v1/events/stream: a comment this often keeps proxies from closing an idle stream.
-  EVENT_STREAM_HEARTBEAT_MS: positiveInt.default(15_000),
-  DEMO_SEED: bool.default(true),
+  eventStreamHeartbeatMs: variable('EVENT_STREAM_HEARTBEAT_MS', positiveInt.default(15_000)),
+  /** One account's name searches per API process: at once, and their share of the clock (libs/catalog AccountSlots). */
+  nameSearchSlots: {
+    concurrency: variable('NAME_SEARCH_ACCOUNT_CONCURRENCY', positiveInt.default(1)),
+    // Of the clock, per API process: one tenant's sustained searches leave the rest of a core to others.
+    share: variable('NAME_SEARCH_ACCOUNT_SHARE', z.coerce.number().positive().max(1).default(0.25)),
+    burstMs: variable('NAME_SEARCH_ACCOUNT_BURST_MS', nonNegativeInt.default(1000)),
+  },
+  demoSeed: variable('DEMO_SEED', bool.default(true)),
   // Unset: no queue dashboard. Long enough that guessing it over the network is hopeless.
-  QUEUE_DASHBOARD_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  OTEL_SERVICE_NAME: z.string().optional(),
-  OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
-  WEBHOOK_SECRET_KEYS: keyList(() => SECRET_KEY_ID),
+  queueDashboardToken: variable(
+    'QUEUE_DASHBOARD_TOKEN',
+    z.string().min(24, 'must be at least 24 characters').optional(),
+  ),
+  /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
+  tracing: {
+    endpoint: variable('OTEL_EXPORTER_OTLP_ENDPOINT', z.url().optional()),
+    serviceName: variable('OTEL_SERVICE_NAME', z.string().optional()),
+    exportDelayMs: variable('OTEL_BSP_SCHEDULE_DELAY', positiveInt.default(5_000)),
+    sampleRatio: variable('OTEL_TRACES_SAMPLER_ARG', z.coerce.number().min(0).max(1).default(1)),
+  },
+  webhookSecretKeys: variable(
+    'WEBHOOK_SECRET_KEYS',
+    secretKeys(
+      () => SECRET_KEY_ID,
+      () => DEVELOPMENT_SECRET_KEY,
+    ),
+  ),
+};
+
+type ConfigValues = Parsed<typeof spec>;
+
+// Rules across variables, on the parsed config.
+function crossChecks(c: ConfigValues, problem: Problem): void {
+  const { retention, webhooks } = spec;
+  if (c.retention.webhookDeliveriesDays > c.retention.eventsDays)
+    problem(
+      retention.webhookDeliveriesDays,
+      `must not exceed ${retention.eventsDays.name} (deliveries go with their event)`,
+    );
+  if (c.retention.eventsDays * 86_400 <= c.webhooks.maxAgeSeconds)
+    problem(
+      retention.eventsDays,
+      `must be longer than ${webhooks.maxAgeSeconds.name} (an event outlives its deliveries' retries)`,
+    );
+  // Retention drops whole partitions: a shorter retention would keep rows for a partition's width anyway.
+  const widthSeconds = c.retention.partitionWidthMs / 1000;
+  for (const name of ['messagesDays', 'eventsDays', 'webhookDeliveriesDays', 'usageMinutesDays'] as const)
+    if (c.retention[name] * 86_400 < widthSeconds)
+      problem(
+        retention[name],
+        `must be at least one partition (${retention.partitionWidthMs.name}=${widthSeconds}): retention drops whole partitions`,
+      );
+  if (c.retention.partitionWidthMs * c.retention.partitionsAhead <= c.retention.intervalMs)
+    problem(
+      retention.partitionsAhead,
+      `must cover more than ${retention.intervalMs.name} (the job that creates partitions ahead runs that often)`,
+    );
+  // Production never runs on the public development keys.
+  if (c.nodeEnv === 'production') {
+    if (c.webhookSecretKeys[0] === DEVELOPMENT_SECRET_KEY)
+      problem(spec.webhookSecretKeys, 'required when NODE_ENV=production');
+    if (c.apiKeyTagKeys[0] === DEVELOPMENT_TAG_KEY) problem(spec.apiKeyTagKeys, 'required when NODE_ENV=production');
+  }
+}
+
+function variablesOf(node: Variable | Derived | Tree): Variable[] {
+  if (node instanceof Variable) return [node];
+  return Object.values(node instanceof Derived ? node.tree : node).flatMap(variablesOf);
+}
+
+function valuesOf(node: Variable | Derived | Tree, flat: Record<string, unknown>, problem: Problem): unknown {
+  if (node instanceof Variable) return flat[node.name];
+  if (node instanceof Derived) return node.finish(valuesOf(node.tree, flat, problem) as never, problem);
+  return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, valuesOf(child, flat, problem)]));
+}
+
+const VARIABLES = variablesOf(spec);
+
+// The one schema: each variable's rule, then the grouped AppConfig and the rules across variables.
+const schema = z.object(Object.fromEntries(VARIABLES.map((v) => [v.name, v.schema]))).transform((flat, ctx) => {
+  const problem: Problem = (v, message) => ctx.addIssue({ code: 'custom', path: [v.name], message });
+  const values = valuesOf(spec, flat, problem) as ConfigValues;
+  crossChecks(values, problem);
+  return new AppConfig(values);
 });
 
 // Dotted-decimal IPv4 or IPv6, optional /prefix: what Express's proxy-addr accepts.
@@ -146,51 +328,6 @@ function trustProxyOf(text: string, ctx: z.RefinementCtx): number | string[] {
   }
   return entries;
 }
-
-// Production never runs on the public development keys.
-const checked = schema.superRefine((e, ctx) => {
-  if (e.RETENTION_WEBHOOK_DELIVERIES_DAYS > e.RETENTION_EVENTS_DAYS)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RETENTION_WEBHOOK_DELIVERIES_DAYS'],
-      message: 'must not exceed RETENTION_EVENTS_DAYS (deliveries go with their event)',
-    });
-  if (e.RETENTION_EVENTS_DAYS * 86_400 <= e.WEBHOOK_MAX_AGE_SECONDS)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RETENTION_EVENTS_DAYS'],
-      message: "must be longer than WEBHOOK_MAX_AGE_SECONDS (an event outlives its deliveries' retries)",
-    });
-  // Retention drops whole partitions: a shorter retention would keep rows for a partition's width anyway.
-  for (const name of [
-    'RETENTION_MESSAGES_DAYS',
-    'RETENTION_EVENTS_DAYS',
-    'RETENTION_WEBHOOK_DELIVERIES_DAYS',
-    'RETENTION_USAGE_MINUTES_DAYS',
-  ] as const)
-    if (e[name] * 86_400 < e.PARTITION_WIDTH_SECONDS)
-      ctx.addIssue({
-        code: 'custom',
-        path: [name],
-        message: `must be at least one partition (PARTITION_WIDTH_SECONDS=${e.PARTITION_WIDTH_SECONDS}): retention drops whole partitions`,
-      });
-  if (e.PARTITION_WIDTH_SECONDS * e.PARTITIONS_AHEAD * 1000 <= e.RETENTION_INTERVAL_MS)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['PARTITIONS_AHEAD'],
-      message: 'must cover more than RETENTION_INTERVAL_MS (the job that creates partitions ahead runs that often)',
-    });
-  for (const name of ['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS'] as const)
-    if (e[name] && !e.REDIS_CLUSTER_NODES)
-      ctx.addIssue({
-        code: 'custom',
-        path: [name],
-        message: 'only with REDIS_CLUSTER_NODES (a single node takes it from REDIS_URL)',
-      });
-  for (const name of ['WEBHOOK_SECRET_KEYS', 'API_KEY_TAG_KEYS'] as const)
-    if (e.NODE_ENV === 'production' && !e[name])
-      ctx.addIssue({ code: 'custom', path: [name], message: 'required when NODE_ENV=production' });
-});
 
 /** `id` is written beside each ciphertext (or inside each tagged API key). */
 export interface SecretKey {
@@ -250,8 +387,6 @@ export const DEVELOPMENT_TAG_KEY: SecretKey = {
   key: createHash('sha256').update('petstore development API key tag key (public)').digest(),
 };
 
-type Env = z.infer<typeof schema>;
-
 export interface RedisClusterConfig {
   nodes: { host: string; port: number }[];
   username?: string;
@@ -259,176 +394,29 @@ export interface RedisClusterConfig {
   tls: boolean;
 }
 
-export class AppConfig {
-  readonly port: number;
-  readonly workerPort: number;
-  readonly metricsPort: number;
-  readonly databaseUrl: string;
-  readonly databasePoolSize: number;
-  readonly workerDatabasePoolSize: number;
-  /** Longest a statement may run; the pool holds it per connection, or per transaction behind a pooler. */
-  readonly databaseStatementTimeoutMs: number;
-  readonly databaseTransactionPooler: boolean;
-  readonly databaseReplicaUrls: string[];
-  readonly databaseReplicaMaxLagMs: number;
-  readonly redisUrl: string;
-  readonly redisCluster?: RedisClusterConfig;
-  readonly logLevel: Env['LOG_LEVEL'];
-  readonly logFile?: string;
-  readonly trustProxy: number | string[];
-  readonly corsOrigins: string[];
-  readonly bodyLimitBytes: number;
-  readonly shutdownGraceMs: number;
-  readonly petGetSunsetAt: Date;
-  readonly rateLimit: { banStrikes: number; banSeconds: number };
-  readonly keyRotationGraceSeconds: number;
-  readonly authCacheTtlMs: number;
-  readonly authLookup: { concurrency: number; ratePerSecond: number };
-  readonly apiKeyTagKeys: SecretKey[];
-  readonly outbox: { relayIntervalMs: number; relayGraceMs: number };
-  readonly jobs: {
-    attempts: number;
-    backoffMs: number;
-    /** A crashed worker's jobs run again within about twice this (BullMQ lock and stalled check). */
-    lockMs: number;
-    concurrency: number;
-    sweepIntervalMs: number;
-    batchSize: number;
-    queues?: string[];
-    stallMs: number;
-  };
-  readonly webhooks: {
-    timeoutMs: number;
-    backoffMs: number;
-    maxAgeSeconds: number;
-    allowPrivateUrls: boolean;
-    accountConcurrency: number;
-    concurrency: number;
-    legacySignatureUntil: Date;
-  };
-  /** Orders, accounts, keys and webhooks are kept for ever. */
-  readonly retention: {
-    messagesDays: number;
-    eventsDays: number;
-    webhookDeliveriesDays: number;
-    usageMinutesDays: number;
-    usageHoursDays: number;
-    intervalMs: number;
-    /** The width of one partition of the history tables, and the periods after the current one created ahead. */
-    partitionWidthMs: number;
-    partitionsAhead: number;
-  };
-  readonly usageAggregationIntervalMs: number;
-  readonly eventStreamHeartbeatMs: number;
-  /** One account's name searches per API process: at once, and their share of the clock (libs/catalog AccountSlots). */
-  readonly nameSearchSlots: { concurrency: number; share: number; burstMs: number };
-  readonly demoSeed: boolean;
-  readonly queueDashboardToken?: string;
-  /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
-  readonly tracing: { endpoint?: string; serviceName?: string; exportDelayMs: number; sampleRatio: number };
-  readonly webhookSecretKeys: SecretKey[];
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging -- the fields come from `spec`
+export interface AppConfig extends ConfigValues {}
 
-  constructor(e: Env) {
-    this.port = e.PORT;
-    this.workerPort = e.WORKER_PORT;
-    this.metricsPort = e.METRICS_PORT;
-    this.databaseUrl = e.DATABASE_URL;
-    this.databasePoolSize = e.DATABASE_POOL_SIZE;
-    this.workerDatabasePoolSize = e.WORKER_DATABASE_POOL_SIZE;
-    this.databaseStatementTimeoutMs = e.DATABASE_STATEMENT_TIMEOUT_MS;
-    this.databaseTransactionPooler = e.DATABASE_TRANSACTION_POOLER;
-    this.databaseReplicaUrls = (e.DATABASE_REPLICA_URLS ?? '')
-      .split(',')
-      .map((u) => u.trim())
-      .filter(Boolean);
-    this.databaseReplicaMaxLagMs = e.DATABASE_REPLICA_MAX_LAG_MS;
-    this.redisUrl = e.REDIS_URL;
-    if (e.REDIS_CLUSTER_NODES)
-      this.redisCluster = {
-        nodes: e.REDIS_CLUSTER_NODES.split(',').map((node) => {
-          const at = node.trim().lastIndexOf(':');
-          return { host: node.trim().slice(0, at), port: Number(node.trim().slice(at + 1)) };
-        }),
-        username: e.REDIS_USERNAME,
-        password: e.REDIS_PASSWORD,
-        tls: e.REDIS_TLS,
-      };
-    this.logLevel = e.LOG_LEVEL;
-    this.logFile = e.LOG_FILE;
-    this.trustProxy = e.TRUST_PROXY;
-    this.corsOrigins = e.CORS_ORIGINS.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    this.bodyLimitBytes = e.BODY_LIMIT_BYTES;
-    this.shutdownGraceMs = e.SHUTDOWN_GRACE_MS;
-    this.petGetSunsetAt = new Date(e.PET_GET_SUNSET_AT);
-    this.rateLimit = { banStrikes: e.RATE_LIMIT_BAN_STRIKES, banSeconds: e.RATE_LIMIT_BAN_SECONDS };
-    this.keyRotationGraceSeconds = e.KEY_ROTATION_GRACE_SECONDS;
-    this.authCacheTtlMs = e.AUTH_CACHE_TTL_MS;
-    this.authLookup = { concurrency: e.AUTH_LOOKUP_CONCURRENCY, ratePerSecond: e.AUTH_LOOKUP_RATE };
-    this.apiKeyTagKeys = e.API_KEY_TAG_KEYS ? parseSecretKeys(e.API_KEY_TAG_KEYS) : [DEVELOPMENT_TAG_KEY];
-    this.outbox = { relayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS, relayGraceMs: e.OUTBOX_RELAY_GRACE_MS };
-    this.jobs = {
-      attempts: e.JOB_ATTEMPTS,
-      backoffMs: e.JOB_BACKOFF_MS,
-      lockMs: e.JOB_LOCK_MS,
-      concurrency: e.WORKER_CONCURRENCY,
-      sweepIntervalMs: e.SWEEP_INTERVAL_MS,
-      batchSize: e.WORKER_BATCH_SIZE,
-      queues: e.WORKER_QUEUES?.split(',').map((q) => q.trim()),
-      stallMs: e.WORKER_STALL_MS,
-    };
-    this.webhooks = {
-      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      backoffMs: e.WEBHOOK_BACKOFF_MS,
-      maxAgeSeconds: e.WEBHOOK_MAX_AGE_SECONDS,
-      allowPrivateUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
-      accountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
-      concurrency: e.WEBHOOK_CONCURRENCY,
-      legacySignatureUntil: e.WEBHOOK_LEGACY_SIGNATURE_UNTIL,
-    };
-    this.retention = {
-      messagesDays: e.RETENTION_MESSAGES_DAYS,
-      eventsDays: e.RETENTION_EVENTS_DAYS,
-      webhookDeliveriesDays: e.RETENTION_WEBHOOK_DELIVERIES_DAYS,
-      usageMinutesDays: e.RETENTION_USAGE_MINUTES_DAYS,
-      usageHoursDays: e.RETENTION_USAGE_HOURS_DAYS,
-      intervalMs: e.RETENTION_INTERVAL_MS,
-      partitionWidthMs: e.PARTITION_WIDTH_SECONDS * 1000,
-      partitionsAhead: e.PARTITIONS_AHEAD,
-    };
-    this.usageAggregationIntervalMs = e.USAGE_AGGREGATION_INTERVAL_MS;
-    this.eventStreamHeartbeatMs = e.EVENT_STREAM_HEARTBEAT_MS;
-    this.nameSearchSlots = {
-      concurrency: e.NAME_SEARCH_ACCOUNT_CONCURRENCY,
-      share: e.NAME_SEARCH_ACCOUNT_SHARE,
-      burstMs: e.NAME_SEARCH_ACCOUNT_BURST_MS,
-    };
-    this.demoSeed = e.DEMO_SEED;
-    this.queueDashboardToken = e.QUEUE_DASHBOARD_TOKEN;
-    this.tracing = {
-      endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-      serviceName: e.OTEL_SERVICE_NAME,
-      exportDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
-      sampleRatio: e.OTEL_TRACES_SAMPLER_ARG,
-    };
-    this.webhookSecretKeys = e.WEBHOOK_SECRET_KEYS ? parseSecretKeys(e.WEBHOOK_SECRET_KEYS) : [DEVELOPMENT_SECRET_KEY];
+/** The validated configuration of the process (the Nest provider token); its shape is `spec`'s. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the fields come from `spec`
+export class AppConfig {
+  constructor(values: ConfigValues) {
+    Object.assign(this, values);
   }
 }
 
 export class ConfigError extends Error {}
 
-export const CONFIG_VARIABLES = Object.keys(schema.shape) as (keyof Env)[];
+export const CONFIG_VARIABLES = VARIABLES.map((v) => v.name);
 
 // One line naming each bad variable, never its value (a URL may carry a password). Without
 // `source`, a `.env` file fills in what the environment leaves unset.
 export function loadConfig(source?: Record<string, string | undefined>): AppConfig {
   if (!source && existsSync('.env')) process.loadEnvFile('.env');
   const env = source ?? process.env;
-  const picked = Object.fromEntries(
-    CONFIG_VARIABLES.map((k) => [k, env[k] === '' && k !== 'CORS_ORIGINS' ? undefined : env[k]]),
+  const parsed = schema.safeParse(
+    Object.fromEntries(CONFIG_VARIABLES.map((k) => [k, env[k] === '' ? undefined : env[k]])),
   );
-  const parsed = checked.safeParse(picked);
   if (!parsed.success) {
     const byVariable = new Map<string, string[]>();
     for (const i of parsed.error.issues)
@@ -436,5 +424,5 @@ export function loadConfig(source?: Record<string, string | undefined>): AppConf
     const problems = [...byVariable].map(([name, messages]) => `${name}: ${messages.join(', ')}`);
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
-  return new AppConfig(parsed.data);
+  return parsed.data;
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import type { RedisClient } from './redis';
+// Either client; named here, not from redis.ts, which imports this file.
+import type { Cluster, Redis } from 'ioredis';
 
 /** The metric's `kind` label, in words an operator can act on. */
 export type RedisErrorKind = 'connection' | 'crossslot' | 'redirection' | 'cluster_down' | 'other';
@@ -31,7 +32,7 @@ export function countRedisError(client: string, err: Error): RedisErrorKind {
 
 // Without a listener, ioredis prints every error with its stack. Logged once per distinct
 // message until ready again: an outage fails every retry alike.
-export function watchErrors(client: RedisClient, name: string): void {
+export function watchErrors(client: Redis | Cluster, name: string): void {
   const logger = new Logger('Redis');
   let last: string | undefined;
   client.on('error', (err: Error) => {

@@ -4,7 +4,7 @@ import { AccountsService, AuthContext } from '@app/access';
 import { limitsFor } from '@app/access';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 class AccountLimits {
   @ApiProperty({ type: 'integer', minimum: 1, example: 60 }) perMinute!: number;

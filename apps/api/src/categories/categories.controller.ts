@@ -1,12 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
@@ -14,11 +7,12 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
+import { created } from '../common/created';
 import { page, PageQuery } from '../common/pagination';
 import { CategorySchema, CategoryUpdateDto, NewCategoryDto } from './categories.dto';
 import { CategoriesService, CategoryView } from '@app/catalog';
-import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { ApiCreatedAt } from '../openapi/location-header';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Pets')
 @Controller('categories')
@@ -53,22 +47,14 @@ export class CategoriesController {
     description:
       'Creates a category. Names are unique within the account regardless of case: a duplicate is 409 `category_exists`. Send an Idempotency-Key so a retry does not create a second one.',
   })
-  @ApiCreatedResponse({
-    type: CategorySchema,
-    description: 'Created; `Location` names it',
-    headers: locationOf('/v1/categories/{categoryId}'),
-  })
+  @ApiCreatedAt(CategorySchema, '/v1/categories/{categoryId}')
   @ApiErrors(409)
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewCategoryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<CategoryView> {
-    return this.idempotency.run(res, async () => {
-      const category = await this.categories.create(auth.accountId, body);
-      res.setHeader('Location', `/v1/categories/${category.id}`);
-      return category;
-    });
+    return created(this.idempotency, res, '/v1/categories', () => this.categories.create(auth.accountId, body));
   }
 
   @Get(':categoryId')

@@ -9,7 +9,7 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { EventSchema, ListEventsQuery, StreamEventsQuery } from './events.dto';
 import { EventsService } from '@app/events';
 import { LINK_HEADER, page } from '../common/pagination';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 import { SERVER_DRAINING } from '../http-server';
 import { SseOutput } from './sse-output';
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '@app/errors';
-import type { RouteTable } from './route-table';
+import type { RouteTable } from '../policy/route-table';
 
 // RFC 9110 15.5.6: 405 with `Allow`, not 404, for a known path; paths no route has stay 404.
 export function methodNotAllowed(routes: RouteTable) {

@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
-import { PublicGet, PublicPaths, publicRoutesOf } from './public-routes';
+import { PublicGet } from '../policy/route-policy.decorator';
+import { PublicPaths, publicRoutesOf } from './public-routes';
 
 @Controller()
 class ProbeController {

@@ -1,13 +1,6 @@
-import { applyDecorators, Get, INestApplication, Type } from '@nestjs/common';
+import { INestApplication, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-
-const PublicRoute = DiscoveryService.createDecorator<string>();
-
-// No API key, not rate-limited (health checks). The gate runs before Express routes a request, so
-// it knows public routes by path (PublicPaths).
-export function PublicGet(path: string): MethodDecorator {
-  return applyDecorators(Get(path), PublicRoute(path));
-}
+import { PublicRoute } from '../policy/route-policy.decorator';
 
 export function publicRoutesOf(controllers: Type[]): string[] {
   return controllers.flatMap((controller) =>

@@ -19,8 +19,8 @@ import {
   scopesAllow,
 } from '@app/access';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
-import type { OwnBudget, RoutePolicy } from './route-policy.decorator';
-import type { RouteTable } from './route-table';
+import type { OwnBudget, RoutePolicy } from '../policy/route-policy.decorator';
+import { RouteTable } from '../policy/route-table';
 
 // On res.locals, whose fields http-server.ts declares up front (a stable hidden class).
 declare module 'express-serve-static-core' {
@@ -54,19 +54,13 @@ const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => (
 // first request; only requests without one spend their client address's anonymous budget.
 @Injectable()
 export class RequestGateMiddleware {
-  private routes?: RouteTable;
-
   constructor(
+    private readonly routes: RouteTable,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly limiter: PlanRateLimiter,
     private readonly keys: ApiKeysService,
     private readonly clock: Clock,
   ) {}
-
-  /** Called by configureApp once the document is built. */
-  useRoutes(routes: RouteTable): void {
-    this.routes = routes;
-  }
 
   use(req: Request, res: Response, next: NextFunction): void {
     this.gate(req, res).then(() => next(), next);
@@ -83,7 +77,7 @@ export class RequestGateMiddleware {
       refuseOver(decision, 'client address');
       throw failure;
     }
-    const policy = this.routes!.policyFor(req.method, req.path);
+    const policy = this.routes.policyFor(req.method, req.path);
     const account = keySubject(auth.accountId, auth.keyId, auth.plan);
     if (policy.metering === 'account') {
       const decision = await this.limiter.consume(account, limitsFor(auth), now);

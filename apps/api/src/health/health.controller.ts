@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Readiness, ReadinessService } from '@app/observability';
-import { PublicGet } from '../gate/public-routes';
+import { PublicGet } from '../policy/route-policy.decorator';
 import { apiReadiness } from './api-readiness';
 
 // Also on METRICS_PORT, for the kubelet.

@@ -15,7 +15,7 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ApiQuotaError } from '../openapi/api-errors.decorator';
 import { ApiKeySchema, IssuedApiKeySchema, NewApiKeyDto, RotateApiKeyDto } from './keys.dto';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 const MANAGEMENT =
   'Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list ' +

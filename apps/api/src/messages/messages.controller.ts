@@ -15,7 +15,7 @@ import {
 } from './messages.dto';
 import { AcceptedMessage, MessagesService } from '@app/messages';
 import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Messages')
 @Controller('messages')

@@ -1,3 +1,6 @@
+import { Type } from '@nestjs/common';
+import { ApiCreatedResponse } from '@nestjs/swagger';
+
 export function locationOf(template: string) {
   return {
     Location: {
@@ -7,3 +10,7 @@ export function locationOf(template: string) {
     },
   };
 }
+
+/** 201 with the record in the body and its address (`template`) in `Location`. */
+export const ApiCreatedAt = (type: Type, template: string, description = 'Created; `Location` names it') =>
+  ApiCreatedResponse({ type, description, headers: locationOf(template) });

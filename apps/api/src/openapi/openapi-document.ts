@@ -5,7 +5,8 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
 import { errorExample, exampleOf } from './document-examples';
 import { EVENT_PAYLOAD_MODELS, typeEventData } from './event-payloads';
-import { POLICY_EXTENSION, RoutePolicy, RouteScope } from '../gate/route-policy.decorator';
+import { RoutePolicy, RouteScope } from '../policy/route-policy.decorator';
+import { API_PREFIX, RouteTable } from '../policy/route-table';
 
 // The document is walked as plain JSON; its nodes have no useful static type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -166,13 +167,17 @@ const BEARER_DESCRIPTION =
   'Each operation names the scope it needs (`x-scope`); a key without it gets 403 `insufficient_scope`. Keys are issued, rotated and ' +
   'revoked under /keys.';
 
-// Serves /openapi.json and `npm run openapi` alike, so the two never differ.
-export function buildOpenApiDocument(app: INestApplication, sunsets: Record<string, Date> = {}): OpenAPIObject {
+// Serves /openapi.json and `npm run openapi` alike, so the two never differ. Each operation states the
+// policy `routes` holds for it (the gate's own table).
+export function buildOpenApiDocument(
+  app: INestApplication,
+  { routes, sunsets = {} }: { routes?: RouteTable; sunsets?: Record<string, Date> } = {},
+): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
     .setDescription(INFO_DESCRIPTION)
     .setVersion('1.0.0')
-    .addServer('/v1', 'This deployment')
+    .addServer(`/${API_PREFIX}`, 'This deployment')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'pst_…', description: BEARER_DESCRIPTION }, 'bearer')
     .addSecurityRequirements('bearer');
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
@@ -187,12 +192,13 @@ export function buildOpenApiDocument(app: INestApplication, sunsets: Record<stri
   typeEventData(doc.components.schemas as Record<string, Json>);
   (doc.components as Json).responses = { ...doc.components.responses, ...PRE_GATE_RESPONSES };
 
-  for (const item of Object.values(doc.paths) as Json[]) {
+  for (const [path, item] of Object.entries(doc.paths) as [string, Json][]) {
     for (const method of HTTP_METHODS.filter((m) => item[m])) {
       const op = item[method];
       const sunset = sunsets[op.operationId as string];
       if (sunset) op['x-sunset'] = sunset.toISOString();
-      publishPolicy(op);
+      const policy = routes?.declared(method.toUpperCase(), `/${API_PREFIX}${path}`);
+      if (policy) publishPolicy(op, policy);
       completeOperation(method, op);
     }
   }
@@ -213,11 +219,7 @@ function scopeText(scope: RouteScope): string {
   return `the ${code(scope)} scope${impliedBy.length ? ` (${orList(impliedBy.map(code))} implies it)` : ''}`;
 }
 
-// The route table is compiled from the same @Policy declarations.
-function publishPolicy(op: Json): void {
-  const policy = op[POLICY_EXTENSION] as RoutePolicy | undefined;
-  if (!policy) return;
-  delete op[POLICY_EXTENSION];
+function publishPolicy(op: Json, policy: RoutePolicy): void {
   op['x-scope'] = policy.scope;
   const budget = policy.metering === 'account' ? undefined : policy.metering;
   op['x-metering'] = budget

@@ -1,17 +1,11 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { AppConfig, Clock } from '@app/config';
 import { ApiError, ParseIdPipe } from '@app/errors';
 import { PetView } from '@app/catalog';
+import { created } from '../common/created';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -19,8 +13,8 @@ import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/eta
 import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
 import { PetsService } from '@app/catalog';
-import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { ApiCreatedAt } from '../openapi/location-header';
+import { Policy } from '../policy/route-policy.decorator';
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
@@ -68,21 +62,13 @@ export class PetsController {
     description:
       'Adds a pet to a category of the account. `available` (the default) puts one unit in stock; `sold` puts none. An unknown category is 400. Send an Idempotency-Key so a retry does not add the pet twice.',
   })
-  @ApiCreatedResponse({
-    type: PetSchema,
-    description: 'Created; `Location` names it',
-    headers: locationOf('/v1/pets/{petId}'),
-  })
+  @ApiCreatedAt(PetSchema, '/v1/pets/{petId}')
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewPetDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PetView> {
-    return this.idempotency.run(res, async () => {
-      const pet = await this.pets.create(auth.accountId, body);
-      res.setHeader('Location', `/v1/pets/${pet.id}`);
-      return pet;
-    });
+    return created(this.idempotency, res, '/v1/pets', () => this.pets.create(auth.accountId, body));
   }
 
   @Get(':petId')

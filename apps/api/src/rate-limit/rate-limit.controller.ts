@@ -2,7 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RateLimitDecision, WindowState } from '@app/access';
-import { OwnBudget, Policy } from '../gate/route-policy.decorator';
+import { OwnBudget, Policy } from '../policy/route-policy.decorator';
 
 class RateLimitWindow {
   @ApiProperty({ enum: ['minute', 'day'] }) name!: string;

@@ -10,7 +10,7 @@ import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/eta
 import { page } from '../common/pagination';
 import { InventoryService } from '@app/store';
 import { InventoryItemSchema, InventoryListQuery, InventoryUpdateDto } from './store.dto';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Store')
 @Controller('store/inventory')

@@ -1,16 +1,10 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { OrderView } from '@app/store';
+import { created } from '../common/created';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -18,8 +12,8 @@ import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/eta
 import { page } from '../common/pagination';
 import { OrdersService } from '@app/store';
 import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
-import { locationOf } from '../openapi/location-header';
-import { Policy } from '../gate/route-policy.decorator';
+import { ApiCreatedAt } from '../openapi/location-header';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Store')
 @Controller('store/orders')
@@ -54,22 +48,14 @@ export class OrdersController {
     description:
       'Orders units of a pet. The stock is taken at once (409 `insufficient_stock` when it cannot be); the worker completes the order at its ship date and emits `order.completed`. Send an Idempotency-Key: a retry with the same key never places a second order.',
   })
-  @ApiCreatedResponse({
-    type: OrderSchema,
-    description: 'Placed (`complete: false`); `Location` names it',
-    headers: locationOf('/v1/store/orders/{orderId}'),
-  })
+  @ApiCreatedAt(OrderSchema, '/v1/store/orders/{orderId}', 'Placed (`complete: false`); `Location` names it')
   @ApiErrors(409)
   async place(
     @Auth() auth: AuthContext,
     @Body() body: NewOrderDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<OrderView> {
-    return this.idempotency.run(res, async () => {
-      const order = await this.orders.place(auth.accountId, body);
-      res.setHeader('Location', `/v1/store/orders/${order.id}`);
-      return order;
-    });
+    return created(this.idempotency, res, '/v1/store/orders', () => this.orders.place(auth.accountId, body));
   }
 
   @Get(':orderId')

@@ -7,7 +7,7 @@ import { bucketStart, GRANULARITY_MS, UsageHistoryService } from '@app/usage';
 import { Auth } from '../gate/auth.decorator';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { UsageQueryDto, UsageSchema } from './usage.dto';
-import { OwnBudget, Policy } from '../gate/route-policy.decorator';
+import { OwnBudget, Policy } from '../policy/route-policy.decorator';
 
 /** Buckets one answer may hold: a day of minutes, two months of hours, four years of days. */
 export const MAX_BUCKETS = 1_500;

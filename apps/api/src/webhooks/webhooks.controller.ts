@@ -32,7 +32,7 @@ import {
   DeliveryView,
   WebhooksService,
 } from '@app/webhooks';
-import { Policy } from '../gate/route-policy.decorator';
+import { Policy } from '../policy/route-policy.decorator';
 
 @ApiTags('Webhooks')
 @Controller('webhooks')

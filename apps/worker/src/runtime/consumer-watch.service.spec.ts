@@ -3,7 +3,7 @@ import { Worker } from 'bullmq';
 import { loadConfig } from '@app/config';
 import { consumerStalled } from '../ops/worker-metrics';
 import { ConsumerWatch } from './consumer-watch.service';
-import { discoveryOf } from './worker-hosts.fake';
+import { queueWorkersOf } from './queue-workers.fake';
 
 const STALL_MS = 60_000;
 
@@ -18,14 +18,14 @@ function setUp() {
     isRunning: () => true,
     isPaused: () => state.paused,
   } as unknown as Worker;
-  const { discovery, host } = discoveryOf(worker);
+  const { workers, consumer: host } = queueWorkersOf(worker);
   const queue = {
     getWaitingCount: () =>
       state.waiting instanceof Error ? Promise.reject(state.waiting) : Promise.resolve(state.waiting),
   };
   const moduleRef = { get: () => queue } as unknown as ModuleRef;
   const config = loadConfig({ WORKER_STALL_MS: String(STALL_MS) });
-  const watch = new ConsumerWatch(discovery, moduleRef, config);
+  const watch = new ConsumerWatch(workers, moduleRef, config);
   /** Checks now and again `ms` later. */
   const checkOver = async (ms: number) => {
     await watch.check();

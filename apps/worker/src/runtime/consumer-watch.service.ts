@@ -1,11 +1,11 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { DiscoveryService, ModuleRef } from '@nestjs/core';
+import { ModuleRef } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import { AppConfig } from '@app/config';
 import { within } from '@app/observability';
 import { consumerStalled } from '../ops/worker-metrics';
-import { workerHosts } from './worker-hosts';
+import { QueueWorkers } from './queue-workers';
 
 /** How long a check waits for a queue's count: no answer means Redis is away, which is no stall. */
 const COUNT_TIMEOUT_MS = 1_000;
@@ -33,7 +33,7 @@ export class ConsumerWatch implements OnApplicationBootstrap, OnApplicationShutd
   private readonly stalled = new Set<string>();
 
   constructor(
-    private readonly discovery: DiscoveryService,
+    private readonly workers: QueueWorkers,
     private readonly moduleRef: ModuleRef,
     private readonly config: AppConfig,
   ) {}
@@ -51,9 +51,10 @@ export class ConsumerWatch implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async check(): Promise<void> {
-    // Date.now(), as MeteredWorkerHost stamps each job's start.
+    // Date.now(), as QueueConsumer stamps each job's start.
     const now = Date.now();
-    for (const { host, worker } of workerHosts(this.discovery)) {
+    for (const consumer of this.workers.consumers) {
+      const { worker } = consumer;
       const queue = worker.name;
       const waiting =
         worker.isRunning() && !worker.isPaused() && !worker.closing
@@ -62,7 +63,7 @@ export class ConsumerWatch implements OnApplicationBootstrap, OnApplicationShutd
               COUNT_TIMEOUT_MS,
             ).catch(() => 0)
           : 0;
-      const since = Math.max(this.waitingSince.get(queue) ?? now, host.lastJobStartedAt() ?? 0);
+      const since = Math.max(this.waitingSince.get(queue) ?? now, consumer.lastJobStartedAt() ?? 0);
       if (!waiting) this.waitingSince.delete(queue);
       else this.waitingSince.set(queue, since);
       const stalled = waiting > 0 && now - since >= this.config.jobs.stallMs;

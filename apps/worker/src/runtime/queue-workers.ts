@@ -1,44 +1,103 @@
-import { Processor } from '@nestjs/bullmq';
-import { Injectable, Provider } from '@nestjs/common';
+import { getQueueToken } from '@nestjs/bullmq';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DelayedError, Job } from 'bullmq';
+import { DelayedError, Job, Queue, Worker } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { JobDefinition, JobHandlers, JobRun } from '@app/jobs';
+import { JobDefinition, JobHandler, JobHandlers, JobRun } from '@app/jobs';
 import { currentTraceparent, runInTrace, StartUpError, tracingEnabled } from '@app/observability';
-import { MeteredWorkerHost } from './metered-worker-host';
+import { QueueConsumer } from './queue-consumer';
 import { WorkerJobs } from './worker-jobs';
-import { WorkerStart } from './worker-start';
 
 /**
- * The one BullMQ processor class: runs each job of its queue through the @OnJob handler of the
- * job's name (JobHandlers), giving the handler a JobRun instead of BullMQ's Job.
+ * The worker's one path from a queue to a handler. At init: every job of JOBS must have its @OnJob
+ * handler and every handler's job be in JOBS (one line naming the job, and no worker starts); then
+ * one BullMQ worker per queue of JOBS (those WORKER_QUEUES lists, when set), with the concurrency its
+ * jobs ask for and JOB_LOCK_MS. At bootstrap the workers start taking jobs. Each job runs its handler
+ * with a JobRun, in a consumer span continuing its record's trace when tracing is on.
  */
 @Injectable()
-export class QueueWorkerHost extends MeteredWorkerHost {
-  constructor(private readonly handlers: JobHandlers) {
-    super();
+export class QueueWorkers implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly built: QueueConsumer[] = [];
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly workerJobs: WorkerJobs,
+    private readonly handlers: JobHandlers,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** This process's queue consumers; none before init. */
+  get consumers(): readonly QueueConsumer[] {
+    return this.built;
   }
 
-  async process(job: Job<object>, token?: string): Promise<unknown> {
-    const handle = this.handlers.handler(job.name);
-    // A job of a newer release (rolling deploy): fail this attempt, another worker may know it.
-    if (!handle) throw new Error(`no handler for job ${job.name}`);
-    const run: JobRun = {
-      id: job.id as string,
-      // attemptsMade counts finished failed attempts; this run is the last when it is attempts - 1.
-      finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-      traceparent: currentTraceparent() ?? null,
-      postpone: async (until) => {
-        await job.moveToDelayed(until.getTime(), token);
-        // Not a failure: BullMQ keeps the job delayed without spending an attempt.
-        throw new DelayedError();
-      },
-    };
-    // The trace a job carries is the run's business (see queueWorkers), not the payload's.
-    const payload: Record<string, unknown> = { ...job.data };
-    delete payload.traceparent;
-    return handle(payload, run);
+  onModuleInit(): void {
+    const listed = new Set(this.workerJobs.jobs.map((job) => job.name));
+    const handled = new Set(this.handlers.jobs().map((job) => job.name));
+    const unhandled = [...listed].find((name) => !handled.has(name));
+    if (unhandled) throw new StartUpError(`job ${unhandled} is in JOBS but no @OnJob handler takes it`);
+    const unlisted = [...handled].find((name) => !listed.has(name));
+    if (unlisted) throw new StartUpError(`job ${unlisted} has an @OnJob handler but is not in JOBS`);
+    const handlers = new Map([...listed].map((name) => [name, this.handlers.handler(name)!]));
+    for (const queue of this.workerJobs.queues)
+      if (!this.config.jobs.queues || this.config.jobs.queues.includes(queue))
+        this.built.push(new QueueConsumer(this.workerFor(queue, handlers)).listen());
   }
+
+  onApplicationBootstrap(): void {
+    for (const { worker } of this.built) worker.run().catch((err: Error) => worker.emit('error', err));
+  }
+
+  /** WorkerShutdown has closed them within the grace; this returns those closes. */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.built.map(({ worker }) => worker.close()));
+  }
+
+  // With the queue's own connection and prefix, as the producers' Queue has them.
+  private workerFor(queue: string, handlers: Map<string, JobHandler>): Worker {
+    const { opts } = this.moduleRef.get<Queue>(getQueueToken(queue), { strict: false });
+    const run = (job: Job<object>, token?: string) => runJob(handlers, job, token);
+    const traced = (job: Job<{ traceparent?: string }>, token?: string) =>
+      runInTrace(
+        job.data?.traceparent,
+        `${queue} ${job.name}`,
+        'consumer',
+        { 'messaging.destination.name': queue, 'messaging.operation.name': job.name, 'messaging.message.id': job.id },
+        () => run(job, token),
+      );
+    return new Worker(queue, tracingEnabled() ? traced : run, {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      telemetry: opts.telemetry,
+      concurrency: concurrency(this.workerJobs.jobs, queue, this.config),
+      // A killed worker's jobs are retried once its locks lapse, found by the stalled check.
+      lockDuration: this.config.jobs.lockMs,
+      stalledInterval: this.config.jobs.lockMs,
+      autorun: false,
+    });
+  }
+}
+
+/** The job's @OnJob handler, given a JobRun instead of BullMQ's Job. */
+async function runJob(handlers: Map<string, JobHandler>, job: Job<object>, token?: string): Promise<unknown> {
+  const handle = handlers.get(job.name);
+  // A job of a newer release (rolling deploy): fail this attempt, another worker may know it.
+  if (!handle) throw new Error(`no handler for job ${job.name}`);
+  const run: JobRun = {
+    id: job.id as string,
+    // attemptsMade counts finished failed attempts; this run is the last when it is attempts - 1.
+    finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+    traceparent: currentTraceparent() ?? null,
+    postpone: async (until) => {
+      await job.moveToDelayed(until.getTime(), token);
+      // Not a failure: BullMQ keeps the job delayed without spending an attempt.
+      throw new DelayedError();
+    },
+  };
+  // The trace a job carries is the run's business (the consumer span), not the payload's.
+  const payload: Record<string, unknown> = { ...job.data };
+  delete payload.traceparent;
+  return handle(payload, run);
 }
 
 /** One line naming WORKER_QUEUES when it lists a queue no job uses (a typo would leave that group idle). */
@@ -49,57 +108,10 @@ export function assertKnownQueues(config: AppConfig, jobs: JobDefinition[]): voi
     throw new StartUpError(`WORKER_QUEUES: unknown queue ${unknown.join(', ')} (known: ${known.join(', ')})`);
 }
 
-/**
- * One worker host per queue the `jobs` use (those WORKER_QUEUES lists, when set), with the BullMQ options from AppConfig: the
- * concurrency the queue's job types ask for (WORKER_CONCURRENCY by default) and JOB_LOCK_MS.
- * @Processor() options are fixed where a class is declared, before any config exists, so each
- * queue gets its own subclass, decorated here: when Nest builds the provider, which is before
- * @nestjs/bullmq reads it and builds the worker. When tracing is on, each job runs in a consumer
- * span continuing the trace its record carries. The workers start taking jobs once WorkerStart
- * has checked the jobs against their handlers.
- */
-export function queueWorkers(jobs: JobDefinition[]): Provider[] {
-  const workerJobs = new WorkerJobs(jobs);
-  const hosts = workerJobs.queues.map((queue): Provider => {
-    const host = class extends QueueWorkerHost {};
-    Object.defineProperty(host, 'name', { value: `${queue}QueueWorker` });
-    return {
-      provide: host,
-      inject: [AppConfig, ModuleRef],
-      useFactory: async (config: AppConfig, moduleRef: ModuleRef) => {
-        // Not decorated as a processor: @nestjs/bullmq starts no worker for this queue here.
-        if (config.jobs.queues && !config.jobs.queues.includes(queue)) return null;
-        Processor(queue, {
-          concurrency: concurrency(jobs, queue, config),
-          // A killed worker's jobs are retried once its locks lapse, found by the stalled check.
-          lockDuration: config.jobs.lockMs,
-          stalledInterval: config.jobs.lockMs,
-          autorun: false,
-        })(host);
-        const instance = await moduleRef.create(host);
-        if (!tracingEnabled()) return instance;
-        const run = instance.process.bind(instance);
-        instance.process = (job: Job<{ traceparent?: string }>, token?: string) =>
-          runInTrace(
-            job.data?.traceparent,
-            `${queue} ${job.name}`,
-            'consumer',
-            {
-              'messaging.destination.name': queue,
-              'messaging.operation.name': job.name,
-              'messaging.message.id': job.id,
-            },
-            () => run(job, token),
-          );
-        return instance;
-      },
-    };
-  });
-  return [{ provide: WorkerJobs, useValue: workerJobs }, ...hosts, WorkerStart];
-}
-
 /** The largest concurrency the queue's job types ask for; WORKER_CONCURRENCY when none asks. */
 function concurrency(jobs: JobDefinition[], queue: string, config: AppConfig): number {
-  const asked = jobs.filter((job) => job.queue.name === queue && job.concurrency).map((job) => job.concurrency!(config));
+  const asked = jobs
+    .filter((job) => job.queue.name === queue && job.concurrency)
+    .map((job) => job.concurrency!(config));
   return asked.length ? Math.max(...asked) : config.jobs.concurrency;
 }

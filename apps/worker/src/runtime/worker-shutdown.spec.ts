@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import { loadConfig } from '@app/config';
-import { discoveryOf } from './worker-hosts.fake';
+import { queueWorkersOf } from './queue-workers.fake';
 import { WorkerShutdown } from './worker-shutdown';
 
 /** A worker whose connection cannot be had: on a cluster after a failover, its backend's client getter rejects. */
@@ -21,10 +21,10 @@ function workerWithoutRedis() {
 describe('WorkerShutdown', () => {
   it('closes a worker whose Redis connection cannot be had, without waiting for its jobs', async () => {
     const { worker, calls } = workerWithoutRedis();
-    const { discovery } = discoveryOf(worker);
+    const { workers } = queueWorkersOf(worker);
     const config = loadConfig({ SHUTDOWN_GRACE_MS: '60000' });
 
-    await expect(new WorkerShutdown(discovery, config).beforeApplicationShutdown()).resolves.toBeUndefined();
+    await expect(new WorkerShutdown(workers, config).beforeApplicationShutdown()).resolves.toBeUndefined();
     expect(calls).toEqual(['pause(true)', 'close(true)']);
   });
 });

@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Controller, Get, Type } from '@nestjs/common';
+import { MODULE_METADATA } from '@nestjs/common/constants';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { AppModule } from '../app.module';
 import { RouteTable, UNROUTED } from './route-table';
 
 const served = JSON.parse(readFileSync(join(__dirname, '../../../../openapi.json'), 'utf8')) as OpenAPIObject;
+const controllers = Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, AppModule) as Type[];
 
 describe('RouteTable', () => {
-  const table = new RouteTable(served);
+  const table = RouteTable.compile(controllers);
 
   it('compiles a policy for every operation of the committed document', () => {
     const operations = Object.values(served.paths).flatMap((item) =>
@@ -16,8 +20,14 @@ describe('RouteTable', () => {
   });
 
   it('refuses to start when an operation declares no policy', () => {
-    const bare = { ...served, paths: { '/things': { get: { operationId: 'listThings', responses: {} } } } };
-    expect(() => new RouteTable(bare as OpenAPIObject)).toThrow(/GET \/v1\/things \(listThings\) declares no @Policy/);
+    @Controller('things')
+    class BareController {
+      @Get()
+      listThings(): string[] {
+        return [];
+      }
+    }
+    expect(() => RouteTable.compile([BareController])).toThrow(/GET \/v1\/things \(listThings\) declares no @Policy/);
   });
 
   it('finds routes by method and path, case-insensitively and with a trailing slash, as Express routes them', () => {

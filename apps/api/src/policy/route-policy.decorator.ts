@@ -1,8 +1,7 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiExtension } from '@nestjs/swagger';
-import type { Limits } from '@app/access';
+import { applyDecorators, Get } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { Limits, Scope } from '@app/access';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import type { Scope } from '@app/access';
 
 // A scope a key holds (SCOPE_RULES says which imply which), or `any` key of the account.
 export type RouteScope = Scope | 'any';
@@ -30,12 +29,20 @@ const DEFAULTS: Omit<RoutePolicy, 'scope'> = {
   deprecated: false,
 };
 
-// Left in the generated document until publishPolicy states it.
-export const POLICY_EXTENSION = 'x-policy';
+/** Read by RouteTable.compile: the gate, the 405 answers and the OpenAPI document. */
+export const RoutePolicyOf = DiscoveryService.createDecorator<RoutePolicy>();
 
-/** Each keyed route's one declaration; the route table is compiled from it via the document. */
+/** Each keyed route's one declaration. */
 export function Policy(input: RoutePolicyInput): MethodDecorator {
   const policy: RoutePolicy = { ...DEFAULTS, ...input };
   const idempotent = policy.idempotent ? [Idempotent({ secret: policy.idempotent === 'same-key' })] : [];
-  return applyDecorators(ApiExtension(POLICY_EXTENSION, policy), ...idempotent);
+  return applyDecorators(RoutePolicyOf(policy), ...idempotent);
+}
+
+export const PublicRoute = DiscoveryService.createDecorator<string>();
+
+// No API key, not rate-limited (health checks). The gate runs before Express routes a request, so
+// it knows public routes by path (PublicPaths).
+export function PublicGet(path: string): MethodDecorator {
+  return applyDecorators(Get(path), PublicRoute(path));
 }

@@ -1,6 +1,5 @@
-import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import { Job } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import { describe } from '@app/errors';
 import { redactKeys } from '@app/observability';
 import { countRedisError } from '@app/redis';
@@ -10,15 +9,23 @@ import { jobDuration, jobLag, jobsCompleted, jobsFailed } from '../ops/worker-me
 const processingSeconds = (job: Job) =>
   job.processedOn ? Math.max(0, (job.finishedOn ?? Date.now()) - job.processedOn) / 1000 : undefined;
 
-/**
- * The base of every processor: counts, times and logs each job through the BullMQ worker's
- * events (@nestjs/bullmq finds these handlers on the subclass), so processors stay one method.
- */
-export abstract class MeteredWorkerHost extends WorkerHost {
-  private readonly jobLogger = new Logger('Jobs');
+const jobLogger = new Logger('Jobs');
 
+/** One consumed queue: its BullMQ worker, whose events count, time and log each job. */
+export class QueueConsumer {
   private lastWorkerError?: string;
   private lastStart?: number;
+
+  constructor(readonly worker: Worker) {}
+
+  listen(): this {
+    this.worker
+      .on('error', (err) => this.onWorkerError(err))
+      .on('active', (job) => this.onJobActive(job))
+      .on('completed', (job) => this.onJobCompleted(job))
+      .on('failed', (job, err) => this.onJobFailed(job, err));
+    return this;
+  }
 
   /** When this worker last started a job (Unix ms); undefined before its first. ConsumerWatch reads it. */
   lastJobStartedAt(): number | undefined {
@@ -31,14 +38,12 @@ export abstract class MeteredWorkerHost extends WorkerHost {
    * runs again, as libs/redis does. Without a listener
    * the Worker emits them as unhandled 'error' events.
    */
-  @OnWorkerEvent('error')
   onWorkerError(err: Error): void {
     countRedisError('petstore-queues', err);
-    if (err.message !== this.lastWorkerError) this.jobLogger.warn({ err: describe(err) }, 'queue worker error');
+    if (err.message !== this.lastWorkerError) jobLogger.warn({ err: describe(err) }, 'queue worker error');
     this.lastWorkerError = err.message;
   }
 
-  @OnWorkerEvent('active')
   onJobActive(job: Job): void {
     this.lastWorkerError = undefined;
     this.lastStart = Date.now();
@@ -48,13 +53,11 @@ export abstract class MeteredWorkerHost extends WorkerHost {
     jobLag.observe({ queue: job.queueName }, Math.max(0, job.processedOn - due) / 1000);
   }
 
-  @OnWorkerEvent('completed')
   onJobCompleted(job: Job): void {
     jobsCompleted.inc({ queue: job.queueName });
     this.observeDuration(job);
   }
 
-  @OnWorkerEvent('failed')
   onJobFailed(job: Job | undefined, err: Error): void {
     if (!job) return;
     // BullMQ sets finishedOn only when it gives up (no attempt left, or an unrecoverable error).
@@ -62,8 +65,8 @@ export abstract class MeteredWorkerHost extends WorkerHost {
     jobsFailed.inc({ queue: job.queueName, final: String(final) });
     this.observeDuration(job);
     const line = { queue: job.queueName, job: job.name, jobId: job.id, reason: redactKeys(describe(err).message) };
-    if (final) this.jobLogger.warn(line, 'job failed on its final attempt');
-    else this.jobLogger.debug({ ...line, attemptsMade: job.attemptsMade }, 'job attempt failed, will retry');
+    if (final) jobLogger.warn(line, 'job failed on its final attempt');
+    else jobLogger.debug({ ...line, attemptsMade: job.attemptsMade }, 'job attempt failed, will retry');
   }
 
   private observeDuration(job: Job): void {

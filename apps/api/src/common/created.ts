@@ -1,0 +1,16 @@
+import type { Response } from 'express';
+import type { IdempotencyService } from '../idempotency/idempotency.service';
+
+/** A creating POST: done once per Idempotency-Key, answered with the new record's `Location`. */
+export function created<T extends { id: number }>(
+  idempotency: IdempotencyService,
+  res: Response,
+  collection: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return idempotency.run(res, async () => {
+    const record = await work();
+    res.setHeader('Location', `${collection}/${record.id}`);
+    return record;
+  });
+}
