@@ -53,8 +53,10 @@ import {
   AgainstRows,
   renderAgainst,
   renderSameIo,
+  renderStreams,
   SameIoRows,
 } from './lib/report';
+import { STREAMS_PER_KEY, streamFanOut } from './lib/streams';
 import { OtlpReceiver } from '../test/support/otlp-receiver';
 import { drainRate, pipeline, renderPipeline } from './lib/pipeline';
 import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
@@ -75,9 +77,9 @@ const POOL = option('--pool', String(loadConfig({}).databasePoolSize));
 const LOG_LEVEL = option('--log-level', 'info');
 const ONLY = option('--only', '');
 const AGAINST = option('--against', '');
-if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep', 'post-rate', 'same-io'].includes(ONLY))
+if (ONLY && !['tracing', 'pipeline', 'webhooks', 'sweep', 'post-rate', 'same-io', 'streams'].includes(ONLY))
   throw new Error(
-    `--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks, sweep, post-rate and same-io`,
+    `--only ${ONLY}: the sections that run alone are tracing, pipeline, webhooks, sweep, post-rate, same-io and streams`,
   );
 const CONNECTIONS = 50;
 const T = {
@@ -88,6 +90,8 @@ const T = {
   catalogPets: QUICK ? 10_000 : 100_000,
   lost: QUICK ? 10_000 : 100_000,
 };
+// Issue 46's stream row: 1,000 open streams, 500 events/s spread over them.
+const STREAMS = QUICK ? { streams: 200, rate: 100, durationS: 3 } : { streams: 1_000, rate: 500, durationS: 10 };
 // The issue's latency goal for POST /v1/messages is stated at this rate.
 const POST_RATE = 1_000;
 /** bench/lib/paired.ts rounds of the gate section and of GET /v1/pets/{id} against baseline B. */
@@ -205,6 +209,27 @@ async function postAtRate(api: Running, baselineB: Running, apiKey: string): Pro
   return { rate: POST_RATE, ...rounds };
 }
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** Accounts of STREAMS_PER_KEY streams each (one key's limit), each with a category for its pets, on a fresh API. */
+async function streamsSection(cliEnv: Record<string, string>): Promise<string> {
+  const accounts = [];
+  for (let i = 0; i < STREAMS.streams / STREAMS_PER_KEY; i++) {
+    const { apiKey } = createAccount(`bench-streams-${i}`, cliEnv);
+    accounts.push({ apiKey, categoryId: 0 });
+  }
+  const api = await startApi('api-streams');
+  for (const a of accounts) {
+    const res = await fetch(`${api.url}/v1/categories`, {
+      method: 'POST',
+      headers: json(a.apiKey),
+      body: JSON.stringify({ name: 'streamed' }),
+    });
+    a.categoryId = ((await res.json()) as { id: number }).id;
+  }
+  const rows = await streamFanOut({ apiUrl: api.url, apiPid: api.proc.pid, accounts, ...STREAMS, log });
+  await api.proc.stop();
+  return renderStreams(rows);
+}
 
 /** Baseline C: bare Nest making the hot routes' own I/O (bench/servers/baseline-io.ts), its collections traced. */
 async function startBaselineC(accountId: number) {
@@ -561,6 +586,12 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${md}\n`);
     return;
   }
+  if (ONLY === 'streams') {
+    const md = await streamsSection(cliEnv);
+    await pool.end();
+    process.stdout.write(`\n${md}\n`);
+    return;
+  }
   if (ONLY === 'pipeline') {
     const md = renderPipeline(await pipelineRun());
     await pool.end();
@@ -763,6 +794,7 @@ async function main(): Promise<void> {
   const webhooks = await webhookDeliveries(api.url, hooks.apiKey);
   await api.proc.stop();
   const pipelineRows = await pipelineRun();
+  const streams = await streamsSection(cliEnv);
 
   await pool.end();
 
@@ -778,7 +810,7 @@ async function main(): Promise<void> {
     webhooks,
     soak,
   });
-  const md = `${reportMd}\n\n${renderSameIo(sameIo)}\n\n${renderPipeline(pipelineRows)}\n`;
+  const md = `${reportMd}\n\n${renderSameIo(sameIo)}\n\n${renderPipeline(pipelineRows)}\n\n${streams}\n`;
   process.stdout.write(`\n${md}\n`);
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.md', md);

@@ -290,6 +290,29 @@ describeWithChromium('the console (/console) in a real browser', () => {
     await page.close();
   });
 
+  it('recovers a webhook: the failed event is sent again and the webhook is active', async () => {
+    let answer = 500;
+    const { hook, receiver: r, card } = await ownWebhook(['category.created'], () => answer);
+    expect((await owner.post('/v1/categories', { name: `recover-${Date.now()}` })).status).toBe(201);
+    // Disabled while it retries: its next attempt fails the delivery at once.
+    await eventually(async () => r.requests.length > 0);
+    expect((await owner.patch(`/v1/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+    await eventually(async () => (await owner.get(`/v1/webhooks/${hook.id}/deliveries`)).body[0]?.status === 'failed');
+    answer = 200;
+    const seen = r.requests.length;
+    const page = await openPage();
+    await signIn(page);
+    await show(page, 'Webhooks', 'Webhooks');
+    await (await page.waitForSelector(`${card} button ::-p-text(Recover)`))!.click();
+    await (await page.waitForSelector(`${card} form button[type=submit] ::-p-text(Recover)`))!.click();
+    await page.waitForSelector(`${card} [role=status] ::-p-text(1 event queued again)`);
+    await eventually(async () => r.requests.length === seen + 1);
+    expect(JSON.parse(r.requests[seen].body).type).toBe('category.created');
+    expect((await owner.get(`/v1/webhooks/${hook.id}`)).body.status).toBe('active');
+    await page.waitForSelector(`${card} ::-p-text(— active)`);
+    await page.close();
+  });
+
   it('resends a delivery: the receiver gets it again with the same webhook-id', async () => {
     const { hook, receiver: r, card } = await ownWebhook(['order.cancelled']);
     expect((await owner.post(`/v1/webhooks/${hook.id}/test`)).status).toBe(202);

@@ -283,6 +283,7 @@ describe('Idempotency-Key on creating POSTs', () => {
       // A public address literal (no DNS), subscribed to an event that never fires here.
       '/webhooks': { url: 'https://93.184.216.34/idem', events: ['webhook.disabled'] },
       '/webhooks/{webhookId}/deliveries/{deliveryId}/resend': undefined,
+      '/webhooks/{webhookId}/recover': { since: '2020-01-01T00:00:00Z' },
       '/webhooks/{webhookId}/rotate': { gracePeriodSeconds: 60 },
     };
     expect(documented).toEqual(Object.keys(bodies).sort());

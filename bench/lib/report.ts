@@ -1,5 +1,6 @@
 import { Measurement } from './load';
 import { medianRound, pairedRatio, PairedRatio, Rounds } from './paired';
+import type { StreamRows } from './streams';
 
 export interface Report {
   started: Date;
@@ -369,6 +370,35 @@ export function renderWebhooks(w: WebhookRows): string {
     )} deliveries/s** (first to last delivery; includes the fan-out job per event); worker CPU ${n0(
       w.workerCpuUsPerDelivery,
     )} µs per delivery.`,
+  ].join('\n');
+}
+
+/** Issue 46's goal: event-to-client p99 at most this, with 1,000 streams and 500 events/s. */
+const STREAM_P99_GOAL_MS = 250;
+
+export function renderStreams(r: StreamRows): string {
+  const perStreamKb = ((r.rssOpenMb - r.rssBeforeMb) * 1024) / r.streams;
+  return [
+    '## Event streams',
+    '',
+    table(
+      ['streams', 'accounts', 'events/s', 'events', 'received / expected', 'p50 ms', 'p99 ms', 'max ms', 'POST failed'],
+      [
+        [
+          n0(r.streams),
+          n0(r.accounts),
+          n0(r.rate),
+          n0(r.events),
+          `${n0(r.received)} / ${n0(r.expected)}`,
+          n1(r.p50),
+          n1(r.p99),
+          n1(r.max),
+          String(r.postFailures),
+        ],
+      ],
+    ),
+    '',
+    `GET /v1/events/stream?type=pet.created, ${n0(r.streams / r.accounts)} per account (one Enterprise key's limit); POST /v1/pets paced over the accounts in turn for ${r.durationS} s, so each event reaches its account's streams. Event-to-client: receipt minus the event's createdAt (goal p99 ≤ ${STREAM_P99_GOAL_MS} ms: ${r.p99 <= STREAM_P99_GOAL_MS ? 'met' : 'not met'}). API RSS ${n1(r.rssBeforeMb)} MB before, ${n1(r.rssOpenMb)} MB with the streams open (**${n1(perStreamKb)} KB per stream**), ${n1(r.rssAfterMb)} MB after the events.`,
   ].join('\n');
 }
 

@@ -4,6 +4,7 @@ import type {
   Delivery,
   DeliveryAttempt,
   NewWebhook,
+  RecoveredWebhook,
   Webhook,
   WebhookUpdate,
 } from '../../../packages/client/src/schema';
@@ -12,7 +13,7 @@ import { ErrorNote, SecretOnce, Section, useAction, useLoad, when } from './ui';
 
 const RECENT = 10;
 const DEFAULT_GRACE_SECONDS = 86_400;
-type Panel = 'deliveries' | 'edit' | 'rotate';
+type Panel = 'deliveries' | 'edit' | 'rotate' | 'recover';
 
 /** The event types a webhook can subscribe to, as the service's own OpenAPI document lists them. */
 async function eventTypes(): Promise<string[]> {
@@ -310,6 +311,64 @@ function RotateSecretForm({
   );
 }
 
+/** A datetime-local input's value (local time, to the minute) for `ms`. */
+const localMinute = (ms: number) => {
+  const d = new Date(ms);
+  return new Date(ms - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+/** Resends every event whose deliveries since the chosen time all failed, and re-enables the webhook. */
+function RecoverForm({
+  client,
+  webhook,
+  onRecovered,
+  onKeyRejected,
+}: {
+  client: PetstoreClient;
+  webhook: Webhook;
+  onRecovered: () => void;
+  onKeyRejected: () => void;
+}) {
+  const [since, setSince] = useState(() => localMinute(Date.now() - 86_400_000));
+  const [done, setDone] = useState<RecoveredWebhook>();
+  const action = useAction(onKeyRejected);
+  return (
+    <form
+      class="stack"
+      aria-label={`Recover the failed deliveries of the webhook to ${webhook.url}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run(async () => {
+          setDone(await client.webhooks.recover(webhook.id, { since: new Date(since).toISOString() }));
+          onRecovered();
+        });
+      }}
+    >
+      <label>
+        Resend the events whose deliveries failed since{' '}
+        <input
+          type="datetime-local"
+          name="since"
+          required
+          value={since}
+          onInput={(e) => setSince((e.target as HTMLInputElement).value)}
+        />
+      </label>
+      <ErrorNote message={action.error} />
+      {done && (
+        <p role="status">
+          {done.queued} {done.queued === 1 ? 'event' : 'events'} queued again
+          {done.skipped > 0 && `, ${done.skipped} of types no longer subscribed skipped`}
+          {done.more && '; more are left: recover again'}.
+        </p>
+      )}
+      <button type="submit" disabled={action.busy}>
+        Recover
+      </button>
+    </form>
+  );
+}
+
 function CreateWebhookForm({
   client,
   types,
@@ -401,6 +460,7 @@ export function WebhooksView({ client, onKeyRejected }: { client: PetstoreClient
                 {toggle(w, 'deliveries', 'Deliveries')}
                 {toggle(w, 'edit', 'Edit')}
                 {toggle(w, 'rotate', 'Rotate secret')}
+                {toggle(w, 'recover', 'Recover')}
                 <button type="button" disabled={action.busy} onClick={() => act(() => client.webhooks.test(w.id))}>
                   Send test delivery
                 </button>
@@ -428,6 +488,9 @@ export function WebhooksView({ client, onKeyRejected }: { client: PetstoreClient
                   onSaved={closeAndReload}
                   onKeyRejected={onKeyRejected}
                 />
+              )}
+              {open?.id === w.id && open.panel === 'recover' && (
+                <RecoverForm client={client} webhook={w} onRecovered={hooks.reload} onKeyRejected={onKeyRejected} />
               )}
               {open?.id === w.id && open.panel === 'rotate' && (
                 <RotateSecretForm

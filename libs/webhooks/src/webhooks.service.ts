@@ -53,6 +53,42 @@ type DeliveryAttemptRow = Omit<WebhookDeliveryAttemptEntity, 'accountId' | 'deli
 /** One attempt of a delivery, as webhook_delivery_attempts keeps it. */
 export type DeliveryAttemptView = Omit<DeliveryAttemptRow, 'attemptedAt'> & { attemptedAt: string };
 
+/** Events one recover call queues at most; `more` says another call with the same `since` has some left. */
+export const RECOVER_LIMIT = 10_000;
+
+export interface RecoverResult {
+  queued: number;
+  /** Events it no longer receives, not resent. */
+  skipped: number;
+  more: boolean;
+}
+
+// An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
+// (retries under way), the first one included whenever it was made: it never reached the receiver. $5: the event types
+// the key may not see (api_key.* without `admin`), $4: the webhook's.
+const FAILED_SINCE = `failed_chains AS (
+    SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
+      FROM webhook_deliveries d
+     WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.created_at >= $3 AND d.event_id IS NOT NULL
+       AND d.event_type <> ALL ($5::text[])
+     GROUP BY 1 HAVING bool_and(d.status = 'failed')),
+  failed AS (
+    SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
+
+const RECOVER_SQL = `WITH ${FAILED_SINCE}
+  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
+  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
+  RETURNING d.id`;
+
+/** After RECOVER_SQL in its transaction: the events it resent have a pending delivery now. */
+const NOT_RECOVERED_SQL = `WITH ${FAILED_SINCE}
+  SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
+    FROM failed f`;
+
+const ENABLE_SQL = `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
+  RETURNING ${WEBHOOK_COLUMNS}`;
+
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 function toDeliveryView(d: WebhookDelivery): DeliveryView {
@@ -212,6 +248,20 @@ export class WebhooksService {
     return toDeliveryView(delivery);
   }
 
+  // Each event whose deliveries since `since` all failed is resent once (as resend() does), the webhook re-enabled; a
+  // replayed call finds them pending or delivered. The webhook row locked: two calls at once do not both resend one.
+  async recover(accountId: number, webhookId: number, since: Date, scopes: readonly string[]): Promise<RecoverResult> {
+    return this.tx.run(async (tx) => {
+      const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
+      const params = [accountId, webhookId, since, webhook.events, isAdmin(scopes) ? [] : ADMIN_EVENT_TYPES];
+      const resent = await preparedQuery<{ id: number }>(tx.manager, RECOVER_SQL, [...params, RECOVER_LIMIT]);
+      for (const d of resent) tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
+      const [left] = await preparedQuery<{ skipped: number; more: boolean }>(tx.manager, NOT_RECOVERED_SQL, params);
+      if (webhook.status === 'disabled') await preparedQuery(tx.manager, ENABLE_SQL, [webhookId, accountId]);
+      return { queued: resent.length, skipped: left.skipped, more: left.more };
+    });
+  }
+
   /** A key without `admin` is not shown the admin-only webhooks (they still count towards the quota). */
   async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
     const rows = await preparedQuery<Webhook>(
@@ -247,15 +297,10 @@ export class WebhooksService {
   }
 
   // Deliveries that failed while it was disabled stay failed: the receiver was down for WEBHOOK_MAX_AGE_SECONDS, and
-  // the events API has them all.
+  // the events API has them all (recover() resends them).
   async enable(accountId: number, webhookId: number, scopes: readonly string[]): Promise<WebhookView> {
     const enabled = await this.change(accountId, webhookId, scopes, (manager) =>
-      preparedQuery<Webhook>(
-        manager,
-        `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
-         RETURNING ${WEBHOOK_COLUMNS}`,
-        [webhookId, accountId],
-      ),
+      preparedQuery<Webhook>(manager, ENABLE_SQL, [webhookId, accountId]),
     );
     return toWebhookView(enabled);
   }

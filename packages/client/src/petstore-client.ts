@@ -173,6 +173,14 @@ export class PetstoreClient {
         path: { webhookId: id, deliveryId },
         idempotent: true,
       }),
+    /** After an outage: each event whose deliveries since `since` all failed, sent once more; re-enables the webhook. */
+    recover: (id: number, body: M.RecoverWebhook, control?: CallControl) =>
+      this.dataOf('POST', '/webhooks/{webhookId}/recover', {
+        ...control,
+        path: { webhookId: id },
+        body,
+        idempotent: true,
+      }),
     delete: (id: number, control?: CallControl) =>
       this.dataOf('DELETE', '/webhooks/{webhookId}', { ...control, path: { webhookId: id } }),
     enable: (id: number, control?: CallControl) =>

@@ -22,7 +22,10 @@ import {
   DeliveryAttemptSchema,
   DeliverySchema,
   NewWebhookDto,
+  RecoveredWebhookSchema,
+  RecoverWebhookDto,
   RotateWebhookSecretDto,
+  sinceOf,
   WebhookSchema,
   WebhookUpdateDto,
 } from './webhooks.dto';
@@ -30,6 +33,8 @@ import {
   DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
   DeliveryAttemptView,
   DeliveryView,
+  RECOVER_LIMIT,
+  RecoverResult,
   WebhooksService,
 } from '@app/webhooks';
 import { Policy } from '../policy/route-policy.decorator';
@@ -164,7 +169,7 @@ export class WebhooksController {
     operationId: 'enableWebhook',
     summary: 'Re-enable a webhook disabled after failing deliveries',
     description:
-      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (read them from GET /events). An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is re-enabled only by a key with the `admin` scope (403 `insufficient_scope`).',
+      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (POST /webhooks/{webhookId}/recover resends them). An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is re-enabled only by a key with the `admin` scope (403 `insufficient_scope`).',
   })
   @ApiOkResponse({ type: WebhookSchema })
   @ApiErrors()
@@ -232,6 +237,26 @@ export class WebhooksController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryView> {
     return this.idempotency.run(res, () => this.webhooks.resend(auth.accountId, webhookId, deliveryId, auth.scopes));
+  }
+
+  @Post(':webhookId/recover')
+  @Policy({ scope: 'write', idempotent: 'account', stability: 'experimental' })
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'recoverWebhook',
+    summary: 'After an outage: resend every event whose deliveries since a time all failed, and re-enable the webhook',
+    description: `Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same \`webhook-id\`, \`resendOf\` naming the first delivery), every event whose deliveries to this webhook made at or after \`since\` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in \`skipped\`. At most ${RECOVER_LIMIT.toLocaleString('en')} events per call: with \`more: true\` call again with the same \`since\` for the next ones (those queued are pending or delivered by then, so not queued twice). A \`since\` older than the deliveries kept (the operator's \`RETENTION_WEBHOOK_DELIVERIES_DAYS\`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving \`api_key.*\` events or created by an \`admin\` key) is recovered only by a key with the \`admin\` scope (403 \`insufficient_scope\`); without it, deliveries of \`api_key.*\` events are not resent.`,
+  })
+  @ApiAcceptedResponse({ type: RecoveredWebhookSchema })
+  @ApiErrors()
+  recover(
+    @Auth() auth: AuthContext,
+    @Param('webhookId', ParseIdPipe) webhookId: number,
+    @Body() body: RecoverWebhookDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RecoverResult> {
+    const since = sinceOf(body);
+    return this.idempotency.run(res, () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes));
   }
 
   @Post(':webhookId/test')

@@ -8,16 +8,18 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsRFC3339,
   IsString,
   Max,
   MaxLength,
   Min,
 } from 'class-validator';
-import { IsOptional } from '@app/errors';
+import { ApiError, IsOptional } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
 import {
   DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
   MAX_WEBHOOK_ROTATION_GRACE_SECONDS,
+  RECOVER_LIMIT,
   RESPONSE_EXCERPT_BYTES,
 } from '@app/webhooks';
 
@@ -112,6 +114,47 @@ export class RotateWebhookSecretDto {
   @Min(0)
   @Max(MAX_WEBHOOK_ROTATION_GRACE_SECONDS)
   gracePeriodSeconds?: number;
+}
+
+@ApiSchema({ name: 'RecoverWebhook' })
+export class RecoverWebhookDto {
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-05-01T08:00:00Z',
+    description: 'Resend the events whose deliveries since then all failed (RFC 3339, with its offset)',
+  })
+  @IsRFC3339()
+  since!: string;
+}
+
+/** The instant; a day the calendar lacks (`2026-02-30`, which IsRFC3339 lets through) is a 400. */
+export function sinceOf({ since }: RecoverWebhookDto): Date {
+  const [year, month, day] = since.slice(0, 10).split('-').map(Number);
+  const at = new Date(since);
+  if (Number.isNaN(at.getTime()) || new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day)
+    throw ApiError.validation('since', 'must be a date and time that exists');
+  return at;
+}
+
+@ApiSchema({ name: 'RecoveredWebhook' })
+export class RecoveredWebhookSchema {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    maximum: RECOVER_LIMIT,
+    description: 'Events queued again, each as a new delivery',
+  })
+  queued!: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Events with failed deliveries not resent: of types the webhook no longer receives',
+  })
+  skipped!: number;
+  @ApiProperty({
+    description: `More than ${RECOVER_LIMIT} events were left to resend: call again with the same \`since\` for the next ones`,
+  })
+  more!: boolean;
 }
 
 @ApiSchema({ name: 'Webhook' })

@@ -1,0 +1,192 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { eventually, HttpClient } from './support/http';
+import { expectErrorBody } from './support/expect-error';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+/** Issue 46.4: after an outage, one call resends every event whose deliveries failed since a time. */
+const ENV = {
+  ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+  WEBHOOK_BACKOFF_MS: '100',
+  WEBHOOK_TIMEOUT_MS: '2000',
+  // An outage that disables the webhook within the test.
+  WEBHOOK_MAX_AGE_SECONDS: '2',
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Delivery {
+  id: number;
+  eventId: number;
+  eventType: string;
+  status: string;
+  resendOf: number | null;
+}
+
+interface Outage {
+  http: HttpClient;
+  receiver: WebhookReceiver;
+  hookId: number;
+  /** Before the first event. */
+  since: string;
+  delivered: Delivery[];
+  failed: Delivery[];
+  /** The receiver's requests up to the end of the outage. */
+  seen: number;
+}
+
+describe('recovering a webhook’s failed deliveries', () => {
+  let api: RunningApi;
+  let worker: INestApplicationContext;
+  const receivers: WebhookReceiver[] = [];
+
+  const webhookIds = (r: WebhookReceiver, from: number) => r.requests.slice(from).map((q) => q.headers['webhook-id']);
+
+  async function deliveries(http: HttpClient, hookId: number): Promise<Delivery[]> {
+    return (await http.get(`/v1/webhooks/${hookId}/deliveries?limit=100`)).body;
+  }
+
+  /**
+   * A webhook on `events` whose receiver takes one category.created, then answers 500 until the webhook is disabled
+   * with `lost` events failed (category names; `deleted` ones also deleted), then is back.
+   */
+  async function outage(opts: { events?: string[]; lost?: string[]; deleted?: boolean } = {}): Promise<Outage> {
+    const { events = ['category.created'], lost = ['lost 1', 'lost 2'], deleted = false } = opts;
+    const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    let answer = 200;
+    const receiver = await new WebhookReceiver(() => answer).start();
+    receivers.push(receiver);
+    const hook = await http.post('/v1/webhooks', { url: receiver.url, events });
+    expect(hook.status).toBe(201);
+    const since = new Date(Date.now() - 1_000).toISOString();
+    expect((await http.post('/v1/categories', { name: 'delivered' })).status).toBe(201);
+    await eventually(async () => (await deliveries(http, hook.body.id))[0]?.status === 'delivered');
+
+    answer = 500;
+    for (const name of lost) {
+      const category = await http.post('/v1/categories', { name });
+      expect(category.status).toBe(201);
+      if (deleted) expect((await http.delete(`/v1/categories/${category.body.id}`)).status).toBe(204);
+    }
+    const settled = await eventually(async () => {
+      const all = await deliveries(http, hook.body.id);
+      const webhook = (await http.get(`/v1/webhooks/${hook.body.id}`)).body;
+      return webhook.status === 'disabled' && all.every((d) => d.status !== 'pending') ? all : undefined;
+    }, 15_000);
+    answer = 200;
+    return {
+      http,
+      receiver,
+      hookId: hook.body.id,
+      since,
+      delivered: settled.filter((d) => d.status === 'delivered'),
+      failed: settled.filter((d) => d.status === 'failed'),
+      seen: receiver.requests.length,
+    };
+  }
+
+  beforeAll(async () => {
+    api = await startApi(ENV);
+    worker = await startWorker(ENV);
+  });
+  afterAll(() =>
+    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+  );
+
+  it('resends each event whose deliveries failed since the time exactly once, not the delivered ones', async () => {
+    const o = await outage();
+    expect(o.failed).toHaveLength(2);
+    const recovered = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since });
+    expect(recovered.status).toBe(202);
+    expect(recovered.body).toEqual({ queued: 2, skipped: 0, more: false });
+
+    const resent = await eventually(async () => {
+      const all = await deliveries(o.http, o.hookId);
+      const news = all.filter((d) => d.resendOf !== null);
+      return news.length === 2 && news.every((d) => d.status === 'delivered') ? news : undefined;
+    });
+    expect(resent.map((d) => d.resendOf).sort()).toEqual(o.failed.map((d) => d.id).sort());
+    // Once each: a second call finds them delivered.
+    const again = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since });
+    expect(again.body).toEqual({ queued: 0, skipped: 0, more: false });
+    await sleep(500);
+    expect(webhookIds(o.receiver, o.seen).sort()).toEqual(o.failed.map((d) => String(d.eventId)).sort());
+  });
+
+  it('re-enables the disabled webhook', async () => {
+    const o = await outage({ lost: ['lost'] });
+    expect((await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since })).status).toBe(202);
+    const webhook = (await o.http.get(`/v1/webhooks/${o.hookId}`)).body;
+    expect(webhook).toEqual(expect.objectContaining({ status: 'active', disabledAt: null }));
+    // Events from now on are delivered again.
+    expect((await o.http.post('/v1/categories', { name: 'after' })).status).toBe(201);
+    await eventually(async () =>
+      o.receiver.requests.slice(o.seen).some((q) => JSON.parse(q.body).data.name === 'after'),
+    );
+  });
+
+  it('queues nothing more on a replay with the same Idempotency-Key', async () => {
+    const o = await outage();
+    const key = { headers: { 'Idempotency-Key': `recover-${o.hookId}` } };
+    const first = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since }, key);
+    expect(first.body).toEqual({ queued: 2, skipped: 0, more: false });
+    const replay = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since }, key);
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    await eventually(async () => o.receiver.requests.length >= o.seen + 2);
+    await sleep(500);
+    expect(o.receiver.requests).toHaveLength(o.seen + 2);
+    expect((await deliveries(o.http, o.hookId)).filter((d) => d.resendOf !== null)).toHaveLength(2);
+  });
+
+  it('skips the event types the webhook no longer receives, and says how many', async () => {
+    const o = await outage({ events: ['category.created', 'category.deleted'], lost: ['gone'], deleted: true });
+    expect(o.failed.map((d) => d.eventType).sort()).toEqual(['category.created', 'category.deleted']);
+    expect((await o.http.patch(`/v1/webhooks/${o.hookId}`, { events: ['category.created'] })).status).toBe(200);
+
+    const recovered = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since });
+    expect(recovered.body).toEqual({ queued: 1, skipped: 1, more: false });
+    await eventually(async () => o.receiver.requests.length > o.seen);
+    await sleep(500);
+    expect(o.receiver.requests.slice(o.seen).map((q) => JSON.parse(q.body).type)).toEqual(['category.created']);
+  });
+
+  it('does not resend deliveries made before the time', async () => {
+    const o = await outage({ lost: ['lost'] });
+    const recovered = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: new Date().toISOString() });
+    expect(recovered.body).toEqual({ queued: 0, skipped: 0, more: false });
+    await sleep(500);
+    expect(o.receiver.requests).toHaveLength(o.seen);
+  });
+
+  it('refuses a read/write key on an admin-only webhook (403)', async () => {
+    const admin = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const made = await admin.post('/v1/keys', { name: 'read/write', scopes: ['read', 'write'] });
+    const rw = admin.withKey(made.body.secret);
+    const hook = await admin.post('/v1/webhooks', { url: 'https://93.184.216.34/hook', events: ['category.created'] });
+    const refused = await rw.post(`/v1/webhooks/${hook.body.id}/recover`, { since: '2020-01-01T00:00:00Z' });
+    expectErrorBody(refused, 403, 'insufficient_scope');
+  });
+
+  it('answers 400 naming `since` for a missing, malformed or non-existent time', async () => {
+    const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const hook = await http.post('/v1/webhooks', { url: 'https://93.184.216.34/hook', events: ['category.created'] });
+    for (const body of [{}, { since: 'yesterday' }, { since: '2026-05-01' }, { since: '2026-02-30T00:00:00Z' }]) {
+      const res = await http.post(`/v1/webhooks/${hook.body.id}/recover`, body);
+      expectErrorBody(res, 400, 'validation_failed');
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'since' })]);
+    }
+  });
+
+  it('answers 404 for another account’s webhook', async () => {
+    const owner = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const other = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const hook = await owner.post('/v1/webhooks', { url: 'https://93.184.216.34/hook', events: ['category.created'] });
+    expectErrorBody(
+      await other.post(`/v1/webhooks/${hook.body.id}/recover`, { since: '2020-01-01T00:00:00Z' }),
+      404,
+      'not_found',
+    );
+  });
+});
