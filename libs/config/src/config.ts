@@ -58,6 +58,8 @@ const schema = z.object({
   REDIS_TLS: bool.default(false),
   LOG_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // pretty: one readable line per entry, for a terminal (scripts/start.mjs sets it); json for collectors.
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   // true (or 1) trusts the one proxy in front of us; N trusts N hops; a list trusts the peers in
   // it. Never "all": the left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
   TRUST_PROXY: z.string().transform(trustProxyOf).default(0),
@@ -274,6 +276,7 @@ export class AppConfig {
   readonly redisUrl: string;
   readonly redisCluster?: RedisClusterConfig;
   readonly logLevel: Env['LOG_LEVEL'];
+  readonly logFormat: Env['LOG_FORMAT'];
   readonly logFile?: string;
   readonly trustProxy: number | string[];
   readonly corsOrigins: string[];
@@ -354,6 +357,7 @@ export class AppConfig {
         tls: e.REDIS_TLS,
       };
     this.logLevel = e.LOG_LEVEL;
+    this.logFormat = e.LOG_FORMAT;
     this.logFile = e.LOG_FILE;
     this.trustProxy = e.TRUST_PROXY;
     this.corsOrigins = e.CORS_ORIGINS.split(',')
