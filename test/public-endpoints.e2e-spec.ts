@@ -94,7 +94,9 @@ describe('public endpoints cost little', () => {
     });
 
     it('links only to what answers without a key', async () => {
-      const { links } = JSON.parse((await raw(`${api.url}/`)).body.toString('utf8')) as { links: Record<string, string> };
+      const { links } = JSON.parse((await raw(`${api.url}/`)).body.toString('utf8')) as {
+        links: Record<string, string>;
+      };
       const pages = [links.docs, links.console, links.openapi];
       const statuses = await Promise.all(pages.map(async (p) => [p, (await raw(`${api.url}${p}`)).status]));
       // /docs and /console may first add their trailing slash.
