@@ -54,8 +54,8 @@ describe('npm start, the first screen', () => {
     const lines = beforeFrame().split('\n').filter(Boolean);
     expect(lines.filter((l) => l.startsWith('{'))).toEqual([]);
     expect(lines.filter((l) => /Mapped \{|dependencies initialized/.test(l))).toEqual([]);
-    expect(lines.some((l) => / INFO  api NestApplication: Nest application successfully started$/.test(l))).toBe(true);
-    expect(lines.some((l) => / INFO  worker OpsServerService: worker ops server listening port=\d+$/.test(l))).toBe(
+    expect(lines.some((l) => / INFO {2}api NestApplication: Nest application successfully started$/.test(l))).toBe(true);
+    expect(lines.some((l) => / INFO {2}worker OpsServerService: worker ops server listening port=\d+$/.test(l))).toBe(
       true,
     );
     expect(lines.length).toBeLessThan(20);
@@ -66,7 +66,7 @@ describe('npm start, the first screen', () => {
     expect(await exit).toBe(0);
     expect(output).toMatch(/^api stopped cleanly$/m);
     expect(output).toMatch(/^worker stopped cleanly$/m);
-    expect(output).toMatch(/ INFO  worker Worker: stopped cleanly ms=\d+$/m);
+    expect(output).toMatch(/ INFO {2}worker Worker: stopped cleanly ms=\d+$/m);
     expect(output).not.toMatch(/exited \(/);
   });
 });

@@ -147,8 +147,8 @@ describe('rootLogger', () => {
     jest.advanceTimersByTime(LOG_FLUSH_MS);
     await until(() => linesIn(logFile).length === 2);
     const [first, second] = linesIn(logFile);
-    expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  pretty HttpServer: shutting down signal=SIGTERM inFlight=0$/);
-    expect(second).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  pretty odd reason="two words"$/);
+    expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}pretty HttpServer: shutting down signal=SIGTERM inFlight=0$/);
+    expect(second).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}pretty odd reason="two words"$/);
   });
 
   it('writes a lone line at the next flush', async () => {
