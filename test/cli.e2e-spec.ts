@@ -24,6 +24,14 @@ describe('operator CLI: help, errors, listings', () => {
       expect(stdout).toContain(command);
   });
 
+  it('--help starts every command’s summary in one column, however long the longest name', async () => {
+    const { stdout } = await cli('--help');
+    const rows = stdout.split('\n').filter((line) => /^ {2}[a-z]/.test(line));
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    const columns = new Set(rows.map((line) => /^ {2}\S+ +/.exec(line)![0].length));
+    expect(columns.size).toBe(1);
+  });
+
   it('<command> --help shows that command’s options and runs nothing', async () => {
     const { stdout } = await cli('account:create', '--help');
     expect(stdout).toMatch(/^Usage: npx petstore account:create --name N --plan /);
@@ -102,6 +110,37 @@ describe('operator CLI: help, errors, listings', () => {
     const human = (await cli('key:list', '--account', account)).stdout;
     expect(human).toContain('revoked');
     expect(human).not.toContain(created.apiKey);
+  });
+
+  it('account:list and key:list without --json: a header row, then columns that line up under it', async () => {
+    const created = JSON.parse(
+      (
+        await cli(
+          'account:create',
+          '--name',
+          'a longer account name',
+          '--plan',
+          'enterprise',
+          '--limit-minute',
+          '5',
+          '--limit-day',
+          '50',
+          '--json',
+        )
+      ).stdout,
+    ) as Created;
+    await cli('key:create', '--account', String(created.accountId), '--name', 'ci', '--scopes', 'read');
+    const accounts = (await cli('account:list', '--after', String(created.accountId - 1))).stdout.trimEnd().split('\n');
+    const keys = (await cli('key:list', '--account', String(created.accountId))).stdout.trimEnd().split('\n');
+    expect(accounts[0]).toMatch(/^ID +PLAN +CREATED +NAME$/);
+    expect(keys[0]).toMatch(/^ID +PREFIX +SCOPES +STATE +NAME$/);
+    expect(keys).toHaveLength(3);
+    for (const lines of [accounts, keys]) {
+      // Each column starts where its header does.
+      const starts = [...lines[0].matchAll(/\S+/g)].map((m) => m.index);
+      for (const line of lines.slice(1))
+        for (const at of starts) expect([line, line[at - 1] ?? ' ']).toEqual([line, ' ']);
+    }
   });
 
   it('key:list for an account that does not exist says so and exits 1', async () => {

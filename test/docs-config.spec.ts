@@ -12,7 +12,7 @@ const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
 describe('configuration docs', () => {
   it('the README configuration table names every variable config.ts reads, and no other', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+    const section = /^## Configuration\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1] ?? '';
     const named = section
       .split('\n')
       .filter((line) => line.startsWith('| `'))

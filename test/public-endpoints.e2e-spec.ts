@@ -74,6 +74,37 @@ describe('public endpoints cost little', () => {
     });
   });
 
+  describe('GET /', () => {
+    it('answers without a key with the links to the reference, the console, the document and the API', async () => {
+      const res = await raw(`${api.url}/`, { Accept: '*/*' });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers.vary).toBe('Accept');
+      expect(JSON.parse(res.body.toString('utf8'))).toEqual({
+        name: 'Pet Store API',
+        links: { docs: '/docs', console: '/console', openapi: '/openapi.json', api: '/v1' },
+      });
+    });
+
+    it('sends a browser (text/html preferred) on to /docs', async () => {
+      const res = await raw(`${api.url}/`, {
+        Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      });
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('/docs');
+    });
+
+    it('links only to what answers without a key', async () => {
+      const { links } = JSON.parse((await raw(`${api.url}/`)).body.toString('utf8')) as {
+        links: Record<string, string>;
+      };
+      const pages = [links.docs, links.console, links.openapi];
+      const statuses = await Promise.all(pages.map(async (p) => [p, (await raw(`${api.url}${p}`)).status]));
+      // /docs and /console may first add their trailing slash.
+      expect(statuses.filter(([, status]) => status !== 200 && status !== 301)).toEqual([]);
+    });
+  });
+
   describe('readiness', () => {
     it('answers concurrent probes from one check, and checks again once the result is 1 s old', async () => {
       const readiness = api.app.get(ReadinessService);

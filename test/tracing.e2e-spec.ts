@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { queuePrefix } from '@app/jobs';
 import { FulfilmentQueue, FulfilOrderJob } from '@app/store';
@@ -97,6 +99,24 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const sender = spans.find((s) => s.spanId === parentId);
     expect(sender).toMatchObject({ name: 'webhook delivery', kind: CLIENT, service: 'petstore-worker' });
   }
+
+  it("a request's log lines carry its trace_id and its server span's span_id; start-up lines carry none", async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const requestId = `traced-${Date.now()}`;
+    const res = await http.get('/v1/pets/987654321', {
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'X-Request-Id': requestId },
+    });
+    expect(res.status).toBe(404);
+    const server = await eventually(async () => otlp.trace(traceId).find((s) => s.kind === SERVER), 10_000);
+    const lines = () =>
+      readFileSync(api!.logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const line = await eventually(async () => lines().find((l) => l.reqId === requestId), 10_000);
+    expect(line).toMatchObject({ msg: 'request completed', trace_id: traceId, span_id: server.spanId });
+    expect(lines().find((l) => l.msg === 'Nest application successfully started')).not.toHaveProperty('trace_id');
+  });
 
   it('POST /v1/messages: request, message job, fan-out and the message.processed delivery are one trace', async () => {
     expect((await http.post('/v1/messages', { message: 'trace me' })).status).toBe(202);

@@ -23,6 +23,7 @@ import { KeysController } from './keys/keys.controller';
 import { MessagesController } from './messages/messages.controller';
 import { PetsController } from './pets/pets.controller';
 import { RateLimitController } from './rate-limit/rate-limit.controller';
+import { RootController } from './root/root.controller';
 import { InventoryController } from './store/inventory.controller';
 import { OrdersController } from './store/orders.controller';
 import { UsageController } from './usage/usage.controller';
@@ -61,6 +62,7 @@ import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
     InventoryController,
     OrdersController,
     MessagesController,
+    RootController,
   ],
   providers: [
     ROUTE_TABLE_PROVIDER,

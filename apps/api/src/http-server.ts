@@ -143,7 +143,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     await drained;
     clearTimeout(forced);
     await app.close();
-    logger.log({ ms: Date.now() - started }, 'shut down');
+    logger.log({ ms: Date.now() - started }, 'stopped cleanly');
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, (s) => void shutdown(s));

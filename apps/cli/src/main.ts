@@ -69,6 +69,14 @@ const limits = (values: Values) => ({
   limitPerDay: int(values, 'limit-day'),
 });
 
+/** Plain-text columns under a header row, each as wide as its longest cell (--json is for scripts). */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  return [header, ...rows]
+    .map((row) => row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]) : cell)).join('  '))
+    .join('\n');
+}
+
 function print(values: Values, obj: unknown, human: string): void {
   process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${human}\n`);
 }
@@ -154,7 +162,12 @@ const COMMANDS: Record<string, Command> = {
         print(
           values,
           rows,
-          rows.map((a) => `${a.id}\t${a.plan}\t${a.createdAt}\t${a.name}`).join('\n') || 'no accounts',
+          rows.length
+            ? table(
+                ['ID', 'PLAN', 'CREATED', 'NAME'],
+                rows.map((a) => [String(a.id), a.plan, a.createdAt, a.name]),
+              )
+            : 'no accounts',
         );
       }),
   },
@@ -197,8 +210,12 @@ const COMMANDS: Record<string, Command> = {
         print(
           values,
           keys,
-          keys.map((k) => `${k.id}\t${k.prefix}…\t${k.scopes.join(',')}\t${state(k)}\t${k.name}`).join('\n') ||
-            'no keys',
+          keys.length
+            ? table(
+                ['ID', 'PREFIX', 'SCOPES', 'STATE', 'NAME'],
+                keys.map((k) => [String(k.id), `${k.prefix}…`, k.scopes.join(','), state(k), k.name]),
+              )
+            : 'no keys',
         );
       }),
   },
@@ -288,9 +305,10 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+const NAME_WIDTH = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
 const USAGE = [
   'Usage: npx petstore <command> [options]     (<command> --help for its options; --version)',
-  ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(18)} ${c.summary}`),
+  ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(NAME_WIDTH)}  ${c.summary}`),
 ].join('\n');
 
 const commandHelp = (name: string, c: Command) => `Usage: npx petstore ${name} ${c.synopsis}\n  ${c.summary}`;

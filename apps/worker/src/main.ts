@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@app/config';
 import {
@@ -23,8 +24,17 @@ startOrExit('worker', async () => {
     logger: new PinoNestLogger(rootLogger(config, 'worker')),
     abortOnError: false,
   });
-  // Active jobs get SHUTDOWN_GRACE_MS to finish (WorkerShutdown), the rest stay queued.
-  app.enableShutdownHooks();
+  // Active jobs get SHUTDOWN_GRACE_MS to finish (WorkerShutdown), the rest stay queued. Exit 0, not
+  // Nest's re-raised signal: a supervisor then reads a clean stop, and the log's last lines are written.
+  const logger = new Logger('Worker');
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+    const started = Date.now();
+    logger.log({ signal }, 'shutting down: no new jobs, active jobs finishing');
+    await app.close();
+    logger.log({ ms: Date.now() - started }, 'stopped cleanly');
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, (s) => void shutdown(s));
   armShutdownWatchdog(config.shutdownGraceMs);
   await app.init();
 });

@@ -132,6 +132,8 @@ const spec = {
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ),
   logFile: variable('LOG_FILE', z.string().optional()),
+  // pretty: one readable line per entry, for a terminal (scripts/start.mjs sets it); json for collectors.
+  logFormat: variable('LOG_FORMAT', z.enum(['json', 'pretty']).default('json')),
   // true (or 1) trusts the one proxy in front of us; N trusts N hops; a list trusts the peers in
   // it. Never "all": the left-most X-Forwarded-For entry is whatever the client wrote (limiter evasion).
   trustProxy: variable('TRUST_PROXY', z.string().transform(trustProxyOf).default(0)),

@@ -39,6 +39,22 @@ describe('PinoNestLogger', () => {
     ]);
     expect(JSON.stringify(lines)).not.toMatch(/secret\.ts|logger\.spec/);
   });
+
+  it("writes Nest's line per mapped route and per loaded module at debug, other start-up lines at info", () => {
+    const { logger, lines } = capture();
+    Logger.overrideLogger(new PinoNestLogger(logger));
+    new Logger('RoutesResolver').log('PetsController {/v1/pets}:');
+    new Logger('RouterExplorer').log('Mapped {/v1/pets, GET} route');
+    new Logger('InstanceLoader').log('ConfigModule dependencies initialized');
+    new Logger('NestApplication').log('Nest application successfully started');
+
+    expect(lines.map(({ level, context }) => [context, level])).toEqual([
+      ['RoutesResolver', 20],
+      ['RouterExplorer', 20],
+      ['InstanceLoader', 20],
+      ['NestApplication', 30],
+    ]);
+  });
 });
 
 describe('accessLog', () => {
@@ -101,9 +117,9 @@ describe('rootLogger', () => {
   beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'Date'] }));
   afterEach(() => jest.useRealTimers());
 
-  const fileLogger = (app: string) => {
+  const fileLogger = (app: string, logFormat: AppConfig['logFormat'] = 'json') => {
     const logFile = join(dir, `${app}.log`);
-    return { logger: rootLogger({ logLevel: 'info', logFile } as AppConfig, app), logFile };
+    return { logger: rootLogger({ logLevel: 'info', logFormat, logFile } as AppConfig, app), logFile };
   };
   const linesIn = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
@@ -122,6 +138,17 @@ describe('rootLogger', () => {
     } finally {
       write.mockRestore();
     }
+  });
+
+  it('LOG_FORMAT=pretty: one readable line an entry, its fields as key=value, no JSON', async () => {
+    const { logger, logFile } = fileLogger('pretty', 'pretty');
+    logger.child({ context: 'HttpServer' }).info({ signal: 'SIGTERM', inFlight: 0 }, 'shutting down');
+    logger.warn({ reason: 'two words' }, 'odd');
+    jest.advanceTimersByTime(LOG_FLUSH_MS);
+    await until(() => linesIn(logFile).length === 2);
+    const [first, second] = linesIn(logFile);
+    expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}pretty HttpServer: shutting down signal=SIGTERM inFlight=0$/);
+    expect(second).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}pretty odd reason="two words"$/);
   });
 
   it('writes a lone line at the next flush', async () => {

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isatty } from 'node:tty';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import { AppConfig } from '@app/config';
+import { prettyLine } from './pretty-log';
+import { activeSpanIds, tracingEnabled } from './tracing';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 // The `pst_` prefix of an API key, in any case.
@@ -61,14 +64,18 @@ export const LOG_FLUSH_MS = 100;
 export function rootLogger(config: AppConfig, app: string): Logger {
   let logger = roots.get(app);
   if (!logger) {
+    const fd = openLogFile(config.logFile);
     const written = pino(
       {
         level: config.logLevel,
         base: { app },
         timestamp: pino.stdTimeFunctions.isoTime,
         serializers: { err: (err: Error) => ({ type: err.name, message: err.message }) },
+        // Tracing starts before the first logger (main.ts): with it off, lines cost nothing more.
+        ...(tracingEnabled() && { mixin: () => activeSpanIds() ?? {} }),
+        ...(config.logFormat === 'pretty' && { hooks: { streamWrite: prettyLine(isatty(fd)) } }),
       },
-      pino.destination({ dest: openLogFile(config.logFile), sync: false, minLength: 4096 }),
+      pino.destination({ dest: fd, sync: false, minLength: 4096 }),
     );
     setInterval(() => written.flush(() => undefined), LOG_FLUSH_MS).unref();
     roots.set(app, (logger = written));
@@ -116,6 +123,9 @@ const isShed = (res: ServerResponse) => res.statusCode === 503 && res.hasHeader(
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
+// A line per route and per module at each start: detail for LOG_LEVEL=debug, not the start-up story.
+const BOOT_DETAIL = new Set(['RoutesResolver', 'RouterExplorer', 'InstanceLoader']);
+
 // Nest appends the logger's context as the last argument; anything else it passes (a stack
 // trace) is dropped: stacks stay out of the logs.
 export class PinoNestLogger implements LoggerService {
@@ -131,7 +141,7 @@ export class PinoNestLogger implements LoggerService {
     this.write('warn', message, rest);
   }
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    this.write(BOOT_DETAIL.has(rest[rest.length - 1] as string) ? 'debug' : 'info', message, rest);
   }
   debug(message: unknown, ...rest: unknown[]): void {
     this.write('debug', message, rest);

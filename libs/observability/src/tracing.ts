@@ -56,6 +56,14 @@ export function tracingEnabled(): boolean {
   return tracing !== undefined;
 }
 
+/** The active span's ids, for the log line being written; undefined outside a span. */
+export function activeSpanIds(): { trace_id: string; span_id: string } | undefined {
+  const span = tracing?.api.trace.getActiveSpan();
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
 @Injectable()
 export class TracingFlushService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
