@@ -24,7 +24,7 @@ export interface Exit {
 let seq = 0;
 
 /**
- * A real `node dist/apps/<app>/main.js` process on its own port and log file, started
+ * A real `node dist/apps/<app>/src/main.js` process on its own port and log file, started
  * with the test environment plus overrides (typically DATABASE_URL/REDIS_URL through a TcpProxy).
  */
 export class ServiceProcess {
@@ -152,7 +152,7 @@ export interface Run {
 }
 
 /**
- * Runs `node dist/apps/<app>/main.js ...args` to its end (killed after `timeoutMs`), with the
+ * Runs `node dist/apps/<app>/src/main.js ...args` to its end (killed after `timeoutMs`), with the
  * test environment plus `env`, and returns what it printed: for start-ups expected to fail.
  */
 export async function runToExit(
