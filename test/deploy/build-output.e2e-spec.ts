@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
 /**
@@ -42,6 +43,23 @@ describe('build output (dist/)', () => {
         return ![target, `${target}.js`, join(target, 'index.js')].some(existsSync);
       });
     expect(missing.map(({ file, specifier }) => `${relative(root, file)}: ${specifier}`)).toEqual([]);
+  });
+
+  it('requires only Node’s modules and production dependencies: the image installs no others', () => {
+    const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const packageOf = (s: string) =>
+      s
+        .split('/')
+        .slice(0, s.startsWith('@') ? 2 : 1)
+        .join('/');
+    const outside = requires.filter(
+      ({ specifier }) =>
+        !specifier.startsWith('.') &&
+        !specifier.startsWith('node:') &&
+        !builtinModules.includes(specifier) &&
+        !(packageOf(specifier) in dependencies),
+    );
+    expect(outside.map(({ file, specifier }) => `${relative(root, file)}: ${specifier}`)).toEqual([]);
   });
 
   it('holds no spec or test support code', () => {
