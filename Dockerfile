@@ -31,5 +31,5 @@ USER node
 EXPOSE 3000 3001
 # Liveness of whichever app runs: the API on PORT, else the worker on WORKER_PORT (slim images have no curl).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "const live = (port) => fetch('http://127.0.0.1:' + port + '/health/live', { signal: AbortSignal.timeout(3000) }).then((r) => r.ok); live(process.env.PORT || 3000).catch(() => live(process.env.WORKER_PORT || 3001)).then((ok) => process.exit(ok ? 0 : 1), () => process.exit(1));"]
-# The API by default; the worker runs `node dist/apps/worker/main.js`, migrations `node dist/apps/cli/main.js migrate`.
-CMD ["node", "dist/apps/api/main.js"]
+# The API by default; the worker runs `node dist/apps/worker/src/main.js`, migrations `node dist/apps/cli/src/main.js migrate`.
+CMD ["node", "dist/apps/api/src/main.js"]

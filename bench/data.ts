@@ -126,7 +126,7 @@ async function start(
   const portVar = app === 'api' ? 'PORT' : 'WORKER_PORT';
   const proc = startNode(
     `${app}-${port}`,
-    [`dist/apps/${app}/main.js`],
+    [`dist/apps/${app}/src/main.js`],
     {
       ...env,
       ...extraEnv,
@@ -312,7 +312,7 @@ async function freshDatabase(): Promise<
 > {
   await claimDatabase(DATABASE_URL);
   await flushRedis(REDIS_URL);
-  execFileSync(process.execPath, ['dist/apps/cli/main.js', 'migrate'], {
+  execFileSync(process.execPath, ['dist/apps/cli/src/main.js', 'migrate'], {
     env: { ...process.env, ...env },
     stdio: 'ignore',
   });

@@ -26,7 +26,7 @@ type Route = [string, Target, number?];
 
 const builds = argv.filter((a) => a.endsWith('.js'));
 const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
-if (!builds.length) builds.push('dist/apps/api/main.js');
+if (!builds.length) builds.push('dist/apps/api/src/main.js');
 
 const env: Record<string, string> = {
   NODE_ENV: 'production',

@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
 import { randomBytes } from 'node:crypto';
@@ -24,7 +24,7 @@ pinLoadGenerator();
 const ROUTE = option('--route', 'get');
 const SECONDS = Number(option('--seconds', '15'));
 const RATE = Number(option('--rate', '0')) || undefined;
-const BUILD = option('--build', 'dist/apps/api/main.js');
+const BUILD = option('--build', 'dist/apps/api/src/main.js');
 /** Profile baseline C (bench/servers/baseline-io.ts) instead: the same I/O in bare Nest. */
 const BASELINE = argv.includes('--baseline');
 /** Sample allocations (collected ones included) through the inspector instead of the CPU profiler. */
@@ -63,7 +63,7 @@ function owner(url: string, name: string): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
   if (url.startsWith('node:')) return 'node';
-  return url.includes('dist/apps') || url.includes('/bench/') ? 'our code' : url;
+  return url.includes('/dist/apps/') || url.includes('/dist/libs/') || url.includes('/bench/') ? 'our code' : url;
 }
 
 /** Self time of the samples in the last `windowMs` of the profile (the measured seconds). */

@@ -26,6 +26,7 @@ import {
 } from './lib/proc';
 import {
   BenchStoreRefused,
+  builtEntry,
   createAccount,
   DATABASE_URL,
   flushRedis,
@@ -139,7 +140,7 @@ async function startApi(
   const port = await freePort();
   const proc = startNode(
     name,
-    [...nodeFlags, join(checkout, 'dist/apps/api/main.js')],
+    [...nodeFlags, builtEntry('api', checkout)],
     { ...baseEnv, ...env, PORT: String(port), LOG_FILE: join(tmp, `${name}.log`) },
     tmp,
   );
@@ -152,7 +153,7 @@ async function startWorker(env: Record<string, string> = {}, name = 'worker', pi
   const port = await freePort();
   const proc = startNode(
     name,
-    ['dist/apps/worker/main.js'],
+    ['dist/apps/worker/src/main.js'],
     { ...baseEnv, ...env, WORKER_PORT: String(port), LOG_FILE: join(tmp, `${name}.log`) },
     tmp,
     pinned,

@@ -68,10 +68,10 @@ async function main(): Promise<void> {
   const account = createAccount('soak', { ...env, LOG_LEVEL: 'error' });
   const pool = new Pool({ connectionString: DATABASE_URL, max: 2 });
   const pets = await seedPets(pool, account.accountId, 1_000, 1_000_000);
-  const api = startNode('api', ['dist/apps/api/main.js'], { ...env, LOG_FILE: join(tmp, 'api.log') }, tmp, false);
+  const api = startNode('api', ['dist/apps/api/src/main.js'], { ...env, LOG_FILE: join(tmp, 'api.log') }, tmp, false);
   const worker = startNode(
     'worker',
-    ['dist/apps/worker/main.js'],
+    ['dist/apps/worker/src/main.js'],
     { ...env, LOG_FILE: join(tmp, 'worker.log') },
     tmp,
     false,

@@ -211,7 +211,7 @@ async function seed(apiUrl, env) {
   const out = execFileSync(
     node,
     [
-      'dist/apps/cli/main.js',
+      'dist/apps/cli/src/main.js',
       'account:create',
       '--name',
       'contract',
@@ -283,9 +283,9 @@ async function main() {
     // Nothing may leave 127.0.0.1.
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
   };
-  execFileSync(node, ['dist/apps/cli/main.js', 'migrate'], { env: { ...process.env, ...env }, stdio: 'ignore' });
-  start('api', 'dist/apps/api/main.js', env);
-  start('worker', 'dist/apps/worker/main.js', env);
+  execFileSync(node, ['dist/apps/cli/src/main.js', 'migrate'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  start('api', 'dist/apps/api/src/main.js', env);
+  start('worker', 'dist/apps/worker/src/main.js', env);
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitFor(`${apiUrl}/health/ready`);
   await waitFor(`http://127.0.0.1:${workerPort}/health/ready`);

@@ -1,14 +1,14 @@
 // Builds the three apps when dist/ is missing or older than the sources, so a fresh clone
 // needs only `npm ci && npm start`.
 import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // From the repository, whatever the working directory (`npx petstore` keeps the caller's).
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outputs = [...['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/main.js`), 'dist/console/console.js'].map((o) =>
-  join(root, o),
+const outputs = [...['api', 'worker', 'cli'].map((a) => `dist/apps/${a}/src/main.js`), 'dist/console/console.js'].map(
+  (o) => join(root, o),
 );
 
 function newest(dir) {
@@ -25,7 +25,4 @@ if (built < Math.max(...['apps', 'libs', 'packages/client/src'].map((d) => newes
   process.stderr.write('building (dist/ is missing or stale)...\n');
   // The build talks on stderr: stdout belongs to the command that follows (`npx petstore ... --json | jq`).
   execSync('npm run build', { cwd: root, stdio: ['ignore', process.stderr, process.stderr] });
-  // webpack leaves an unchanged output file alone (old mtime), which would look stale forever.
-  const now = new Date();
-  for (const o of outputs) utimesSync(o, now, now);
 }

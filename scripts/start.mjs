@@ -8,7 +8,7 @@ const node = process.execPath;
 const watch = process.argv.includes('--watch');
 // Types are left to `npm run typecheck`.
 const fromSources = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
-const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/main.js'];
+const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/src/main.js'];
 // The apps run with the V8 flags every launcher gives them (package.json config.nodeOptions).
 const nodeOptions = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -17,7 +17,7 @@ const nodeOptions = JSON.parse(
 const app = (name) =>
   watch
     ? [...nodeOptions, '--watch', '--watch-preserve-output', ...fromSources, `apps/${name}/src/main.ts`]
-    : [...nodeOptions, `dist/apps/${name}/main.js`];
+    : [...nodeOptions, `dist/apps/${name}/src/main.js`];
 // A terminal's log format unless the environment names one. The apps read .env themselves; it is
 // read here too (the environment still wins) so the ports polled below are theirs.
 if (existsSync('.env')) process.loadEnvFile('.env');

@@ -103,7 +103,7 @@ describe('foundation: operator CLI', () => {
     const { stdout } = await exec(
       process.execPath,
       [
-        'dist/apps/cli/main.js',
+        'dist/apps/cli/src/main.js',
         'account:create',
         '--name',
         'cli test',
@@ -143,7 +143,7 @@ describe('foundation: operator CLI', () => {
     await expect(
       exec(
         process.execPath,
-        ['dist/apps/cli/main.js', 'account:create', '--name', 'x', '--plan', 'enterprise', '--json'],
+        ['dist/apps/cli/src/main.js', 'account:create', '--name', 'x', '--plan', 'enterprise', '--json'],
         { env: { ...process.env, LOG_FILE: '' } },
       ),
     ).rejects.toMatchObject({ stderr: expect.stringContaining('limitPerMinute') });

@@ -14,7 +14,7 @@ import { expectErrorBody } from './support/expect-error';
 
 const ID = /^msg_[0-9a-f]{28}$/;
 const ATTEMPTS = 3;
-const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'main.js');
+const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'src', 'main.js');
 // Every worker of this file, in process or not: a killed worker's jobs are retried within seconds.
 // (BullMQ runs one stalled check per queue per period, so one slow worker would slow them all.)
 const FAST_RECOVERY = { JOB_LOCK_MS: '2000', SWEEP_INTERVAL_MS: '500' };

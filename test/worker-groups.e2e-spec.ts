@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 
-const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'main.js');
+const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'src', 'main.js');
 
 describe('worker groups (WORKER_QUEUES)', () => {
   let api: RunningApi;

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Redis from 'ioredis';
 import { Client, Pool } from 'pg';
 
@@ -24,7 +26,7 @@ export interface BenchAccount {
 /** Migrates with the real CLI. */
 export async function freshStores(env: Record<string, string>): Promise<void> {
   await claimDatabase(DATABASE_URL);
-  execFileSync(process.execPath, ['dist/apps/cli/main.js', 'migrate'], {
+  execFileSync(process.execPath, ['dist/apps/cli/src/main.js', 'migrate'], {
     env: { ...process.env, ...env },
     stdio: 'ignore',
   });
@@ -74,12 +76,18 @@ export async function flushRedis(redisUrl = REDIS_URL): Promise<void> {
   }
 }
 
+/** An app's built entry in `checkout`: dist/apps/<app>/src/main.js (tsc), or dist/apps/<app>/main.js in builds before it (webpack). */
+export function builtEntry(app: 'api' | 'worker' | 'cli', checkout = '.'): string {
+  const tsc = resolve(checkout, 'dist', 'apps', app, 'src', 'main.js');
+  return existsSync(tsc) ? tsc : resolve(checkout, 'dist', 'apps', app, 'main.js');
+}
+
 /** `checkout` for --against: the older build's key format, which this build also accepts. */
 export function createAccount(name: string, env: Record<string, string>, checkout = '.'): BenchAccount {
   const out = execFileSync(
     process.execPath,
     [
-      'dist/apps/cli/main.js',
+      builtEntry('cli', checkout),
       'account:create',
       '--name',
       name,

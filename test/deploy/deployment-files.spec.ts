@@ -22,9 +22,11 @@ const execFileAsync = promisify(execFile);
 const base = join(root, 'deploy', 'k8s', 'base');
 const defaults = loadConfig({});
 const nestCli = JSON.parse(readFileSync(join(root, 'nest-cli.json'), 'utf8'));
-const builtEntryPoints = Object.entries(nestCli.projects as Record<string, { type: string }>)
+const applications = Object.entries(nestCli.projects as Record<string, { type: string }>)
   .filter(([, p]) => p.type === 'application')
-  .map(([name]) => `dist/apps/${name}/main.js`);
+  .map(([name]) => name);
+// tsc keeps the source tree under dist/: apps/<app>/src/main.ts becomes dist/apps/<app>/src/main.js.
+const builtEntryPoints = applications.map((name) => `dist/apps/${name}/src/main.js`);
 /** The API's public routes (no key, no limit); the worker's ops server answers the same paths. */
 const PROBE_PATHS = publicRoutesOf([HealthController]);
 
@@ -78,8 +80,8 @@ describe('Kubernetes manifests', () => {
   it('probes the health routes on the apps’ ops ports (the API’s METRICS_PORT, not its public PORT)', () => {
     const config = manifests.find(({ doc }) => doc.kind === 'ConfigMap')?.doc;
     const expectedPort: Record<string, number> = {
-      'dist/apps/api/main.js': Number(config.data.METRICS_PORT ?? defaults.metricsPort),
-      'dist/apps/worker/main.js': Number(config.data.WORKER_PORT ?? defaults.workerPort),
+      'dist/apps/api/src/main.js': Number(config.data.METRICS_PORT ?? defaults.metricsPort),
+      'dist/apps/worker/src/main.js': Number(config.data.WORKER_PORT ?? defaults.workerPort),
     };
     let probed = 0;
     for (const { c } of containers()) {
@@ -103,7 +105,7 @@ describe('Kubernetes manifests', () => {
 
   it('runs one worker Deployment per queue group, each queue in one group, scaled on its own queues’ wait lists', () => {
     const groups = ofKind('Deployment')
-      .filter((d) => d.spec.template.spec.containers[0].command[1] === 'dist/apps/worker/main.js')
+      .filter((d) => d.spec.template.spec.containers[0].command[1] === 'dist/apps/worker/src/main.js')
       .map((d) => ({
         name: d.metadata.name,
         queues: d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'WORKER_QUEUES').value.split(','),
@@ -145,7 +147,7 @@ describe('Kubernetes manifests', () => {
     expect(ofKind('Job')).toEqual([]);
     for (const d of ofKind('Deployment'))
       expect(d.spec.template.spec.initContainers.map((c: any) => c.command)).toEqual([
-        ['node', 'dist/apps/cli/main.js', 'migrate'],
+        ['node', 'dist/apps/cli/src/main.js', 'migrate'],
       ]);
   });
 
@@ -189,7 +191,7 @@ describe('Kubernetes manifests', () => {
   it('fits the connection budget at the autoscalers’ maximum replica counts', () => {
     const config = configMap();
     const poolOf = (d: any) =>
-      d.spec.template.spec.containers[0].command[1] === 'dist/apps/api/main.js'
+      d.spec.template.spec.containers[0].command[1] === 'dist/apps/api/src/main.js'
         ? Number(config.data.DATABASE_POOL_SIZE ?? defaults.databasePoolSize)
         : Number(config.data.WORKER_DATABASE_POOL_SIZE ?? defaults.workerDatabasePoolSize);
     const maxOf = (name: string) =>
@@ -207,7 +209,8 @@ describe('docker-compose.yml and Dockerfile', () => {
   const [compose] = docs(join(root, 'docker-compose.yml'));
 
   it('runs postgres, redis, a one-shot migrate, the API and the worker, with health-gated start-up', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'migrate', 'postgres', 'redis', 'worker']);
+    const byDefault = Object.keys(compose.services).filter((s) => !compose.services[s].profiles);
+    expect(byDefault.sort()).toEqual(['api', 'migrate', 'postgres', 'redis', 'worker']);
     expect(compose.services.api.depends_on.migrate.condition).toBe('service_completed_successfully');
     expect(compose.services.worker.depends_on.migrate.condition).toBe('service_completed_successfully');
     expect(compose.services.migrate.depends_on.postgres.condition).toBe('service_healthy');
@@ -236,7 +239,17 @@ describe('docker-compose.yml and Dockerfile', () => {
     const cmd = /^CMD \[(.*)\]$/m.exec(dockerfile)?.[1] ?? '';
     expect(builtEntryPoints.some((e) => cmd.includes(e))).toBe(true);
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-    for (const app of ['api', 'worker', 'cli']) expect(pkg.scripts.build).toContain(`nest build ${app}`);
+    const built = /\bnest build ([\w ]+?)(?: &&|$)/.exec(pkg.scripts.build)?.[1].split(' ');
+    expect(built?.sort()).toEqual([...applications].sort());
+  });
+
+  it('builds with tsc, not the deprecated webpack builder, each app under dist/apps/<app>/src', () => {
+    expect(nestCli.compilerOptions.builder).toBe('tsc');
+    expect(nestCli.compilerOptions.webpack).toBeUndefined();
+    for (const app of applications) {
+      const tsconfig = JSON.parse(readFileSync(join(root, nestCli.projects[app].compilerOptions.tsConfigPath), 'utf8'));
+      expect(join(root, 'apps', app, tsconfig.compilerOptions.outDir)).toBe(join(root, 'dist'));
+    }
   });
 
   it('builds and runs on one Node LTS image that package.json engines allow', () => {
@@ -253,7 +266,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(/^ENV NODE_OPTIONS="(.*)"$/m.exec(runtime)?.[1]).toBe(pkg.config.nodeOptions);
     for (const app of ['api', 'worker']) {
-      expect(pkg.scripts[`start:${app}`]).toBe(`node $npm_package_config_nodeOptions dist/apps/${app}/main.js`);
+      expect(pkg.scripts[`start:${app}`]).toBe(`node $npm_package_config_nodeOptions dist/apps/${app}/src/main.js`);
     }
   });
 

@@ -5,7 +5,7 @@ const exec = promisify(execFile);
 
 /** Runs the built operator CLI with the test environment plus `env`; rejects (with code, stdout, stderr) on a non-zero exit. */
 export const cliWithEnv = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-  exec(process.execPath, ['dist/apps/cli/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
+  exec(process.execPath, ['dist/apps/cli/src/main.js', ...args], { env: { ...process.env, LOG_FILE: '', ...env } });
 
 export const cli = (...args: string[]) => cliWithEnv({}, ...args);
 

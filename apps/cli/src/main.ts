@@ -1,6 +1,6 @@
 import { Console } from 'node:console';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
@@ -313,10 +313,11 @@ const USAGE = [
 
 const commandHelp = (name: string, c: Command) => `Usage: npx petstore ${name} ${c.synopsis}\n  ${c.summary}`;
 
-// Three levels above dist/apps/cli/main.js, in a checkout and in the image alike.
+// The nearest package.json upwards: the repository's, from dist/apps/cli/src and apps/cli/src, in a checkout and in the image alike.
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string })
-    .version;
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 async function run(argv: string[]): Promise<void> {

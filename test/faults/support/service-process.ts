@@ -24,7 +24,7 @@ export interface Exit {
 let seq = 0;
 
 /**
- * A real `node dist/apps/<app>/main.js` process on its own port and log file, started
+ * A real `node dist/apps/<app>/src/main.js` process on its own port and log file, started
  * with the test environment plus overrides (typically DATABASE_URL/REDIS_URL through a TcpProxy).
  */
 export class ServiceProcess {
@@ -71,7 +71,7 @@ export class ServiceProcess {
         ? { PORT: String(this.port), WORKER_PORT: '0', METRICS_PORT: String(this.metricsPort) }
         : { WORKER_PORT: String(this.port) };
     const started = Date.now();
-    const child = spawn(process.execPath, [join(root, 'dist', 'apps', this.app, 'main.js')], {
+    const child = spawn(process.execPath, [join(root, 'dist', 'apps', this.app, 'src', 'main.js')], {
       cwd: root,
       env: { ...process.env, ...this.env, ...portVar, LOG_FILE: this.logFile },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -152,7 +152,7 @@ export interface Run {
 }
 
 /**
- * Runs `node dist/apps/<app>/main.js ...args` to its end (killed after `timeoutMs`), with the
+ * Runs `node dist/apps/<app>/src/main.js ...args` to its end (killed after `timeoutMs`), with the
  * test environment plus `env`, and returns what it printed: for start-ups expected to fail.
  */
 export async function runToExit(
@@ -162,7 +162,7 @@ export async function runToExit(
   timeoutMs = 15_000,
 ): Promise<Run> {
   const started = Date.now();
-  const child = spawn(process.execPath, [join(root, 'dist', 'apps', app, 'main.js'), ...args], {
+  const child = spawn(process.execPath, [join(root, 'dist', 'apps', app, 'src', 'main.js'), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -184,7 +184,7 @@ export async function createAccount(databaseUrl: string, name: string): Promise<
   const { stdout } = await exec(
     process.execPath,
     [
-      join(root, 'dist', 'apps', 'cli', 'main.js'),
+      join(root, 'dist', 'apps', 'cli', 'src', 'main.js'),
       'account:create',
       '--name',
       name,
