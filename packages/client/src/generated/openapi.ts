@@ -623,7 +623,7 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * After an outage: resend every event whose deliveries since a time all failed, and re-enable the webhook
+     * Resend the events whose deliveries since a time all failed; re-enable it
      * @description Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same `webhook-id`, `resendOf` naming the first delivery), every event whose deliveries to this webhook made at or after `since` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in `skipped`. At most 10,000 events per call: with `more: true` call again with the same `since` for the next ones (those queued are pending or delivered by then, so not queued twice). A `since` older than the deliveries kept (the operator's `RETENTION_WEBHOOK_DELIVERIES_DAYS`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is recovered only by a key with the `admin` scope (403 `insufficient_scope`); without it, deliveries of `api_key.*` events are not resent.
      *
      *     Needs the `write` scope. Counted against the account's limits.
