@@ -33,8 +33,10 @@ export function pinLoadGenerator(): void {
 export const TS_NODE = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
 
 const live = new Set<ChildProcess>();
-// A failed run must not leave servers behind: they are killed with the driver.
+// A failed or stopped run must not leave servers behind: they are killed with the driver ('exit' does not come
+// on a signal, which is how a long bench:soak is stopped early).
 process.on('exit', () => live.forEach((c) => c.kill('SIGKILL')));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(128 + 2));
 
 export interface Proc {
   name: string;
