@@ -163,12 +163,20 @@ async function runPortman(apiUrl, apiKey, fixtures) {
     return JSON.stringify(number ? fixtures[k] : String(fixtures[k]));
   });
   writeFileSync(configFile, text);
+  // newman reads every answer to its end, and an event stream has none: GET /events/stream is left to
+  // test/events-stream.e2e-spec.ts (and Prism, which checks the request only).
+  const document = JSON.parse(readFileSync('openapi.json', 'utf8'));
+  for (const path of Object.keys(document.paths))
+    for (const [method, operation] of Object.entries(document.paths[path]))
+      if (operation?.responses?.['200']?.content?.['text/event-stream']) delete document.paths[path][method];
+  const documentFile = join(work, 'openapi-portman.json');
+  writeFileSync(documentFile, JSON.stringify(document));
   const output = execFileSync(
     node,
     [
       join('node_modules', '@apideck', 'portman', 'bin', 'portman'),
       '-l',
-      'openapi.json',
+      documentFile,
       '-b',
       `${apiUrl}/v1`,
       '-c',
