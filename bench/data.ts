@@ -43,15 +43,11 @@ import {
   waitForHttp,
 } from './lib/proc';
 import { claimDatabase, createAccount, flushRedis } from './lib/setup';
+import { argv, option } from './lib/argv';
 
 pinLoadGenerator();
 
-const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
-};
 const SCALE = QUICK ? 0.1 : 1;
 const SEED = {
   accounts: 1_000,
@@ -369,7 +365,7 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       `## Name search at ${SEED.bigTenantPets.toLocaleString('en')} pets in one tenant`,
       '',
       `The noisy tenant alone, \`GET /v1/pets?limit=20&name=...\` on 2 connections, at a steady ${SEARCH_RATE}/s for 15 s and as fast as answered for 5 s ` +
-        '(a flood, which the account\'s share of the clock paces once its burst is spent); one answer, no next link, when fewer than 20 match:',
+        "(a flood, which the account's share of the clock paces once its burst is spent); one answer, no next link, when fewer than 20 match:",
       '',
       `| search | p50 ms at ${SEARCH_RATE}/s | p99 ms at ${SEARCH_RATE}/s | flood: answered/s | flood: p99 ms | non-2xx |`,
       '|---|---|---|---|---|---|',
@@ -379,7 +375,10 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
         .toString(16)
         .padStart(3, '0');
     // Warm the noisy tenant's index and heap pages and the API's search path, then let its burst refill.
-    await measure({ ...noisy, next: () => ({ path: `/v1/pets?limit=20&name=${hex()}` }) }, { connections: 2, warmupS: 0, durationS: 5 });
+    await measure(
+      { ...noisy, next: () => ({ path: `/v1/pets?limit=20&name=${hex()}` }) },
+      { connections: 2, warmupS: 0, durationS: 5 },
+    );
     await sleep(5_000);
     for (const [what, name] of [
       ['3 characters (random hex: ~0.7 % of names)', hex],
@@ -454,7 +453,10 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
         const at = (t: typeof quiet | typeof noisy) => ({ ...t, url: t.url.replace(api.url, target.url) });
         const noisyWindow = (): Promise<{ rps: number }> =>
           NOISY_LISTS
-            ? measure({ ...at(noisy), next: undefined, url: at(quiet).url, rate: NOISY_LISTS }, { connections: 20, warmupS: 0, durationS: WINDOW_S })
+            ? measure(
+                { ...at(noisy), next: undefined, url: at(quiet).url, rate: NOISY_LISTS },
+                { connections: 20, warmupS: 0, durationS: WINDOW_S },
+              )
             : STAND_IN
               ? standIn(STAND_IN, WINDOW_S)
               : measure(at(noisy), { connections: 20, warmupS: 0, durationS: WINDOW_S });
@@ -499,7 +501,9 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
         log(
           `noisy neighbour round ${round + 1}, ${variant}: p99 ${p99(r, 'alone').toFixed(2)} ms alone, ` +
             `${p99(r, 'beside').toFixed(2)} ms beside ${Math.round(searches)} searches/s; ` +
-            JSON.stringify({ cores, loop: r.loop, rss: r.apiRssMb }, (_k, v) => (typeof v === 'number' ? +v.toFixed(2) : v)),
+            JSON.stringify({ cores, loop: r.loop, rss: r.apiRssMb }, (_k, v) =>
+              typeof v === 'number' ? +v.toFixed(2) : v,
+            ),
         );
       }
     }
@@ -512,10 +516,12 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       '',
       `The quiet tenant's \`GET /v1/pets?limit=20\` at a steady ${QUIET_RATE}/s (2 connections) throughout a round, while the noisy tenant (${SEED.bigTenantPets.toLocaleString('en')} pets) runs 20 parallel name searches of 3-6 characters in ${WINDOWS} windows of ${WINDOW_S} s, ` +
         `each after ${WINDOW_S} s without them. An answer counts as alone or beside by the window its request was due in, unless due in the window's first ${SETTLE_MS} ms. ` +
-        'Interleaving this finely puts the machine\'s own stalls into both sides alike. ' +
-        'The cores each part kept busy beside the searches (the API is pinned to one core, the load generator, this process, to the other), and the API\'s GC time and event-loop delay (its metrics; prom-client samples the delay every 10 ms) on each side. ' +
+        "Interleaving this finely puts the machine's own stalls into both sides alike. " +
+        "The cores each part kept busy beside the searches (the API is pinned to one core, the load generator, this process, to the other), and the API's GC time and event-loop delay (its metrics; prom-client samples the delay every 10 ms) on each side. " +
         (BUSY_CORE ? '**With one more process spinning on a core all along (`--busy-core`).** ' : '') +
-        (NOISY_LISTS ? `**No searches: the noisy tenant sends ${NOISY_LISTS} plain list requests/s instead (\`--noisy-lists\`).** ` : '') +
+        (NOISY_LISTS
+          ? `**No searches: the noisy tenant sends ${NOISY_LISTS} plain list requests/s instead (\`--noisy-lists\`).** `
+          : '') +
         (STAND_IN
           ? `**No searches: in their place, a process outside the service busy ${STAND_IN.split(':')[0]} ms and idle ${STAND_IN.split(':')[1]} ms in turn (\`--stand-in ${STAND_IN}\`).** `
           : '') +
@@ -533,7 +539,11 @@ async function queriesAndNeighbours(md: string[]): Promise<void> {
       '',
       ...apis.map(({ variant }) => {
         const mine = rounds.filter((r) => r.variant === variant);
-        const pooled = (side: Side) => percentile(mine.flatMap((r) => r.latencies[side]), 99);
+        const pooled = (side: Side) =>
+          percentile(
+            mine.flatMap((r) => r.latencies[side]),
+            99,
+          );
         return (
           `API ${variant}: median of the rounds' ratios **${median(mine.map((r) => p99(r, 'beside') / p99(r, 'alone'))).toFixed(2)}x**; ` +
           `p99 of all rounds' answers pooled, ${pooled('alone').toFixed(2)} ms alone and ${pooled('beside').toFixed(2)} ms beside: ` +

@@ -9,12 +9,8 @@ import { Pool } from 'pg';
 import { send, Target } from './lib/load';
 import { HAS_TASKSET, SERVER_CORE, sleep, TS_NODE } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { argv, option } from './lib/argv';
 
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
-};
 // V8 on Node 24 (Maglev, then TurboFan) is still compiling our route after 3,000 requests: a count
 // taken then includes that compile work (docs/internals/benchmarks.md).
 const WARMUP = Number(option('--warmup', '20000'));

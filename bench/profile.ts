@@ -13,12 +13,8 @@ import { measure, send, Target } from './lib/load';
 import { drainRate } from './lib/pipeline';
 import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { argv, option } from './lib/argv';
 
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
-};
 pinLoadGenerator();
 
 const ROUTE = option('--route', 'get');

@@ -61,13 +61,9 @@ import { STREAMS_PER_KEY, streamFanOut } from './lib/streams';
 import { OtlpReceiver } from '../test/support/otlp-receiver';
 import { drainRate, pipeline, renderPipeline } from './lib/pipeline';
 import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
+import { argv, option } from './lib/argv';
 
-const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
-};
 
 pinLoadGenerator();
 

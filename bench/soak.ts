@@ -10,12 +10,8 @@ import { Pool } from 'pg';
 import { paced } from './lib/paced';
 import { rssMb, sleep, startNode, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { argv, option } from './lib/argv';
 
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && argv[i + 1] ? argv[i + 1] : fallback;
-};
 const MINUTES = Number(option('--minutes', '120'));
 const GET_RATE = Number(option('--get-rate', '500'));
 const POST_RATE = Number(option('--post-rate', '300'));
