@@ -4,7 +4,8 @@ import { ApiError, assertIfMatch } from '@app/errors';
 import { isUniqueViolation, Page, preparedQuery } from '@app/database';
 import { TransactionService, Tx } from '@app/events';
 import { CategoryUpdate, NewCategory } from './inputs';
-import { CATEGORY_COLUMNS, CategoryRow, CategoryView } from './views';
+import { categoryQueries, CategoryRow, petQueries } from './catalog.queries';
+import { CategoryView } from './views';
 
 function toView(row: CategoryRow): CategoryView {
   return row.description === null ? { id: row.id, name: row.name } : { ...row, description: row.description };
@@ -23,10 +24,9 @@ export class CategoriesService {
   ) {}
 
   async list(accountId: number, q: Page): Promise<CategoryView[]> {
-    const rows: CategoryRow[] = await preparedQuery(
+    const rows = await preparedQuery<CategoryRow>(
       this.dataSource,
-      `SELECT ${CATEGORY_COLUMNS} FROM categories WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
-      [accountId, q.after ?? 0, q.limit + 1],
+      categoryQueries.list(accountId, q.after ?? 0, q.limit + 1),
     );
     return rows.map(toView);
   }
@@ -39,8 +39,7 @@ export class CategoriesService {
     return this.transactions.run(async (tx) => {
       const [row] = await preparedQuery<CategoryRow>(
         tx.manager,
-        `INSERT INTO categories (account_id, name, description) VALUES ($1, $2, $3) RETURNING ${CATEGORY_COLUMNS}`,
-        [accountId, dto.name, dto.description ?? null],
+        categoryQueries.insert(accountId, { name: dto.name, description: dto.description ?? null }),
       ).catch((err: unknown) => {
         throw duplicateName(err) ? CATEGORY_EXISTS() : err;
       });
@@ -50,18 +49,14 @@ export class CategoriesService {
 
   async update(accountId: number, id: number, dto: CategoryUpdate, ifMatch?: string): Promise<CategoryView> {
     return this.transactions.run(async (tx) => {
-      const current = await this.find(tx.manager, accountId, id, 'FOR NO KEY UPDATE');
+      const current = await this.find(tx.manager, accountId, id, categoryQueries.lockForNoKeyUpdate);
       assertIfMatch(ifMatch, toView(current));
       const [row] = await preparedQuery<CategoryRow>(
         tx.manager,
-        `UPDATE categories SET name = $3, description = $4, updated_at = now()
-           WHERE account_id = $1 AND id = $2 RETURNING ${CATEGORY_COLUMNS}`,
-        [
-          accountId,
-          id,
-          dto.name ?? current.name,
-          dto.description === undefined ? current.description : dto.description,
-        ],
+        categoryQueries.update(accountId, id, {
+          name: dto.name ?? current.name,
+          description: dto.description === undefined ? current.description : dto.description,
+        }),
       ).catch((err: unknown) => {
         throw duplicateName(err) ? CATEGORY_EXISTS() : err;
       });
@@ -73,15 +68,11 @@ export class CategoriesService {
     await this.transactions.run(async (tx) => {
       // FOR UPDATE conflicts with the key-share lock a pet insert takes on its category,
       // so no pet can join the category between this check and the delete.
-      const current = await this.find(tx.manager, accountId, id, 'FOR UPDATE');
+      const current = await this.find(tx.manager, accountId, id, categoryQueries.lockForUpdate);
       assertIfMatch(ifMatch, toView(current));
-      const [used] = await preparedQuery(
-        tx.manager,
-        `SELECT 1 FROM pets WHERE account_id = $1 AND category_id = $2 LIMIT 1`,
-        [accountId, id],
-      );
+      const [used] = await preparedQuery(tx.manager, petQueries.anyInCategory(accountId, id));
       if (used) throw new ApiError('category_in_use', 'Pets belong to this category; move or delete them first');
-      await preparedQuery(tx.manager, `DELETE FROM categories WHERE account_id = $1 AND id = $2`, [accountId, id]);
+      await preparedQuery(tx.manager, categoryQueries.delete(accountId, id));
       await this.recorded(tx, accountId, 'category.deleted', toView(current));
     });
   }
@@ -90,13 +81,9 @@ export class CategoriesService {
     manager: EntityManager,
     accountId: number,
     id: number,
-    lock: '' | 'FOR NO KEY UPDATE' | 'FOR UPDATE' = '',
+    query: typeof categoryQueries.get = categoryQueries.get,
   ): Promise<CategoryRow> {
-    const [row]: CategoryRow[] = await preparedQuery(
-      manager,
-      `SELECT ${CATEGORY_COLUMNS} FROM categories WHERE account_id = $1 AND id = $2 ${lock}`,
-      [accountId, id],
-    );
+    const [row] = await preparedQuery<CategoryRow>(manager, query(accountId, id));
     if (!row) throw ApiError.notFound('Category');
     return row;
   }

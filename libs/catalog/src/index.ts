@@ -2,6 +2,8 @@ export * from './category.entity';
 export * from './pet.entity';
 export * from './inputs';
 export * from './views';
+export { PET_COLUMNS } from './catalog.queries';
+export type { PetRow } from './catalog.queries';
 export * from './pet-status';
 export * from './pets.service';
 export * from './categories.service';

@@ -1,18 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { accountPage, joinSql, preparedQuery, queryPlannedPerCall, raw, sql } from '@app/database';
+import { preparedQuery, queryPlannedPerCall } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { AccountSlots } from './account-slots';
 import { NewPet, PetListFilter, PetUpdate } from './inputs';
+import { categoryQueries, petQueries, PetRow } from './catalog.queries';
 import { lockPet, readPet, syncPetStatus } from './pet-status';
-import { PET_COLUMNS, PetRow, PetView, toPetView } from './views';
-
-/** LIKE treats `%`, `_` and `\` specially; a name filter means them literally. */
-export function likeSubstring(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
-}
+import { PetView, toPetView } from './views';
 
 /** Stock that a chosen status implies: `sold` empties it, `available` ensures one unit. */
 export function stockForStatus(status: 'available' | 'sold' | undefined, stock: number): number {
@@ -45,18 +41,7 @@ export class PetsService {
    * holds the next matches, so only a full page links to another.
    */
   async list(accountId: number, q: PetListFilter): Promise<PetView[]> {
-    const page = accountPage('p', accountId, q.after ?? 0);
-    // A search bounds the account with `=` instead, which the trigram index's account_id column
-    // serves (`<=` would read every lower account's matches there); the row comparison keeps the
-    // primary key out, as in every list (docs/internals/decisions.md, "Keyset pages").
-    const account = sql`(p.account_id, p.id) > (${accountId}, ${q.after ?? 0}) AND p.account_id = ${accountId}`;
-    const where = [q.name ? account : page.where];
-    if (q.status) where.push(sql`p.status = ${q.status}`);
-    if (q.categoryId) where.push(sql`p.category_id = ${q.categoryId}`);
-    if (q.ids) where.push(sql`p.id = ANY(${q.ids}::bigint[])`);
-    if (q.name) where.push(sql`lower(p.name) LIKE ${likeSubstring(q.name)}`);
-    const statement = sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${joinSql(where, ' AND ')} ${page.orderBy}
-      LIMIT ${q.limit + 1}`;
+    const statement = petQueries.list(accountId, q);
     if (!q.name) return (await preparedQuery<PetRow>(this.dataSource, statement)).map(toPetView);
     const rows = await this.searchSlots.run(accountId, () => queryPlannedPerCall<PetRow>(this.dataSource, statement));
     return rows.map(toPetView);
@@ -70,11 +55,14 @@ export class PetsService {
     return this.transactions.run(async (tx) => {
       await this.assertCategory(tx.manager, accountId, dto.categoryId);
       const sold = dto.status === 'sold';
-      const [row]: PetRow[] = await preparedQuery(
+      const [row] = await preparedQuery<PetRow>(
         tx.manager,
-        `INSERT INTO pets AS p (account_id, category_id, name, status, stock) VALUES ($1, $2, $3, $4, $5)
-         RETURNING ${PET_COLUMNS}`,
-        [accountId, dto.categoryId, dto.name, sold ? 'sold' : 'available', sold ? 0 : 1],
+        petQueries.insert(accountId, {
+          categoryId: dto.categoryId,
+          name: dto.name,
+          status: sold ? 'sold' : 'available',
+          stock: sold ? 0 : 1,
+        }),
       );
       const view = toPetView(row);
       await tx.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: row.id, data: view });
@@ -93,8 +81,11 @@ export class PetsService {
       const stock = stockForStatus(dto.status, current.stock);
       await preparedQuery(
         tx.manager,
-        `UPDATE pets SET name = $3, category_id = $4, stock = $5, updated_at = now() WHERE account_id = $1 AND id = $2`,
-        [accountId, id, dto.name ?? current.name, dto.categoryId ?? current.categoryId, stock],
+        petQueries.update(accountId, id, {
+          name: dto.name ?? current.name,
+          categoryId: dto.categoryId ?? current.categoryId,
+          stock,
+        }),
       );
       if (stock !== current.stock) {
         await tx.emit({
@@ -117,24 +108,16 @@ export class PetsService {
       const current = await lockPet(tx.manager, accountId, id);
       if (!current) throw ApiError.notFound('Pet');
       assertIfMatch(ifMatch, toPetView(current));
-      const [open] = await preparedQuery(
-        tx.manager,
-        `SELECT 1 FROM orders WHERE account_id = $1 AND pet_id = $2 AND NOT complete LIMIT 1`,
-        [accountId, id],
-      );
+      const [open] = await preparedQuery(tx.manager, petQueries.anyOpenOrder(accountId, id));
       if (open) throw new ApiError('pet_has_open_orders', 'The pet has open orders; cancel or fulfil them first');
-      await preparedQuery(tx.manager, `DELETE FROM pets WHERE account_id = $1 AND id = $2`, [accountId, id]);
+      await preparedQuery(tx.manager, petQueries.delete(accountId, id));
       await tx.emit({ accountId, type: 'pet.deleted', resourceType: 'pet', resourceId: id, data: toPetView(current) });
     });
   }
 
   /** The category must be one of the caller's; the key-share lock keeps it from being deleted meanwhile. */
   private async assertCategory(manager: EntityManager, accountId: number, categoryId: number): Promise<void> {
-    const [found] = await preparedQuery(
-      manager,
-      `SELECT 1 FROM categories WHERE account_id = $1 AND id = $2 FOR KEY SHARE`,
-      [accountId, categoryId],
-    );
+    const [found] = await preparedQuery(manager, categoryQueries.lockKeyShare(accountId, categoryId));
     if (!found) throw ApiError.validation('categoryId', 'must name a category of this account');
   }
 }

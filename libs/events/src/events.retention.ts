@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { eventQueries } from './events.queries';
 
 /** Deliveries have partitions of their own, kept no longer than the events (the config refuses more). */
 @Injectable()
@@ -12,7 +13,7 @@ export class EventsRetentionSource implements RetentionSource {
     column: 'id',
     key: 'time-ordered-id',
     sequence: 'events_id_seq',
-    openRows: 'NOT fanned_out',
+    openRows: eventQueries.openRows().text,
   };
 
   keepDays(config: AppConfig): number {

@@ -6,5 +6,7 @@ export * from './events.service';
 export * from './events.module';
 export * from './transaction.service';
 export * from './views';
+export { EVENT_COLUMNS } from './events.queries';
+export type { DomainEvent } from './events.queries';
 export * from './event-streams';
 export * from './live-events';

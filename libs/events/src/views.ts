@@ -1,10 +1,5 @@
 import { JsonRow } from '@app/database';
-import { DomainEventEntity } from './domain-event.entity';
-
-/** For an events table aliased `e`. */
-export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
-  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt"`;
-export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent'>;
+import { DomainEvent } from './events.queries';
 
 /** In GET /events and in webhook deliveries alike. */
 export interface PublicEvent {

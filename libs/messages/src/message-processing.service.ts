@@ -7,7 +7,8 @@ import { describe } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
-import { Message, toMessageView } from './views';
+import { Message, messageQueries, ProcessedMessage } from './messages.queries';
+import { toMessageView } from './views';
 
 /** How long the first job of a batch waits for others: well under the lag budget, a few Redis round trips. */
 const BATCH_WAIT_MS = 5;
@@ -24,24 +25,6 @@ export interface MessageJob {
   /** The trace the job runs in: its message.processed event continues it. */
   traceparent?: string | null;
 }
-
-export const MESSAGE_COLUMNS = (t: string) =>
-  `${t}.id, ${t}.account_id AS "accountId", ${t}.message, ${t}.status, ${t}.attempts, ${t}.characters, ${t}.sha256,
-   ${t}.last_error AS "lastError", ${t}.created_at AS "createdAt", ${t}.processed_at AS "processedAt",
-   ${t}.failed_at AS "failedAt"`;
-
-/** Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned. */
-const CLAIM_SQL = `UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
-    FROM unnest($1::bigint[], $2::text[]) AS v(account_id, id)
-   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
-   RETURNING ${MESSAGE_COLUMNS('m')}`;
-
-/** A message another run finished meanwhile is left alone. */
-const FINISH_SQL = `UPDATE messages m
-     SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
-    FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[]) AS v(account_id, id, characters, sha256)
-   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status = 'processing'
-   RETURNING ${MESSAGE_COLUMNS('m')}`;
 
 /** A stand-in for real work: deterministic, and observable in the answer of GET /messages/{id}. */
 export function processText(text: string): { characters: number; sha256: string } {
@@ -81,8 +64,14 @@ export class MessageProcessingService {
   async processBatch(jobs: MessageJob[]): Promise<(Error | undefined)[]> {
     const accountOf = new Map(jobs.map((j) => [j.messageId, j.accountId]));
     const ids = [...accountOf.keys()].sort();
-    const claimed = await preparedQuery<Message>(this.dataSource, CLAIM_SQL, [ids.map((id) => accountOf.get(id)), ids]);
-    const done: { accountId: number; id: string; characters: number; sha256: string }[] = [];
+    const claimed = await preparedQuery<Message>(
+      this.dataSource,
+      messageQueries.claim(
+        ids.map((id) => accountOf.get(id)!),
+        ids,
+      ),
+    );
+    const done: ProcessedMessage[] = [];
     const errors = new Map<string, Error>();
     for (const m of claimed) {
       try {
@@ -94,12 +83,7 @@ export class MessageProcessingService {
     if (done.length) {
       const traceparents = new Map(jobs.map((j) => [j.messageId, j.traceparent]));
       await this.tx.run(async (tx) => {
-        const processed = await preparedQuery<Message>(tx.manager, FINISH_SQL, [
-          done.map((d) => d.accountId),
-          done.map((d) => d.id),
-          done.map((d) => d.characters),
-          done.map((d) => d.sha256),
-        ]);
+        const processed = await preparedQuery<Message>(tx.manager, messageQueries.finish(done));
         await tx.emitMany(
           processed.map((m) => ({
             accountId: m.accountId,
@@ -129,10 +113,7 @@ export class MessageProcessingService {
     await this.tx.run(async (tx) => {
       const [failed] = await preparedQuery<Message>(
         tx.manager,
-        `UPDATE messages m SET status = $2, last_error = $3, failed_at = CASE WHEN $2 = 'failed' THEN now() END
-          WHERE m.account_id = $4 AND m.id = $1 AND m.status = 'processing'
-          RETURNING ${MESSAGE_COLUMNS('m')}`,
-        [id, final ? 'failed' : 'queued', reason, accountId],
+        messageQueries.recordFailure(accountId, id, final ? 'failed' : 'queued', reason),
       );
       if (!failed || !final) return;
       await tx.emit({

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { messageQueries } from './messages.queries';
 
 /** With each message goes its event sequence counter, which no event will use again. */
 @Injectable()
@@ -11,9 +12,8 @@ export class MessagesRetentionSource implements RetentionSource {
     table: 'messages',
     column: 'id',
     key: 'message-id',
-    openRows: `status IN ('queued', 'processing')`,
-    beforeDrop: (partition) => `DELETE FROM event_sequences s USING ${partition} m
-      WHERE s.account_id = m.account_id AND s.resource_type = 'message' AND s.resource_id = m.id`,
+    openRows: messageQueries.openRows().text,
+    beforeDrop: (partition) => messageQueries.dropSequencesOf(partition).text,
   };
 
   keepDays(config: AppConfig): number {

@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '@app/config';
-import { FeedOrder, feedPage, preparedQuery, raw, sql } from '@app/database';
+import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { TransactionService } from '@app/events';
 import { stagedJob } from '@app/jobs';
 import { GroupCommit } from '@app/database';
-import { MESSAGE_COLUMNS } from './message-processing.service';
-import { MessageEntity, MessageStatus, newMessageId } from './message.entity';
+import { MessageEntity, newMessageId } from './message.entity';
 import { ProcessMessageJob } from './message.jobs';
-import { Message, MessageView, toMessageView } from './views';
+import { Message, MessageListFilter, messageQueries } from './messages.queries';
+import { MessageView, toMessageView } from './views';
 
 export interface AcceptedMessage {
   id: string;
@@ -22,10 +22,7 @@ export interface AcceptedMessage {
 /** traceparent is taken per message: a batch is written in the context of whichever request flushed it. */
 type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
 
-const INSERT_MESSAGES = `INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
-  SELECT id, account_id, message, 'queued', 0, created_at, traceparent
-  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[])
-    AS m(id, account_id, message, created_at, traceparent)`;
+const INSERT_MESSAGES = messageQueries.insertBatch().text;
 
 /** SQLSTATE classes one row can cause alone: data exceptions (22) and constraint violations (23). */
 const isRowError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown }).code ?? ''));
@@ -70,27 +67,14 @@ export class MessagesService {
   }
 
   async get(accountId: number, id: string): Promise<MessageView> {
-    const [message] = await preparedQuery<Message>(
-      this.dataSource,
-      `SELECT ${MESSAGE_COLUMNS('m')} FROM messages m WHERE m.id = $1 AND m.account_id = $2`,
-      [id, accountId],
-    );
+    const [message] = await preparedQuery<Message>(this.dataSource, messageQueries.get(accountId, id));
     if (!message) throw ApiError.notFound('Message');
     return toMessageView(message);
   }
 
   /** limit + 1 rows: the extra one tells the controller another page exists. */
-  async list(
-    accountId: number,
-    q: { limit: number; after?: string; status?: MessageStatus; order?: FeedOrder },
-  ): Promise<MessageView[]> {
-    const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after);
-    const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
-    const rows = await preparedQuery<Message>(
-      this.dataSource,
-      sql`SELECT ${raw(MESSAGE_COLUMNS('m'))} FROM messages m
-        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`,
-    );
+  async list(accountId: number, q: MessageListFilter): Promise<MessageView[]> {
+    const rows = await preparedQuery<Message>(this.dataSource, messageQueries.list(accountId, q));
     return rows.map(toMessageView);
   }
 }

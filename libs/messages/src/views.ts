@@ -1,7 +1,5 @@
-import { MessageEntity, MessageStatus } from './message.entity';
-
-/** As MESSAGE_COLUMNS reads it. */
-export type Message = Omit<MessageEntity, 'traceparent'>;
+import { MessageStatus } from './message.entity';
+import { Message } from './messages.queries';
 
 /** As API users and event consumers see it. */
 export interface MessageView {

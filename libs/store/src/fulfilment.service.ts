@@ -4,7 +4,8 @@ import { Clock } from '@app/config';
 import { TransactionService } from '@app/events';
 import { JobPayload, OnJob } from '@app/jobs';
 import { FulfilOrderJob } from './store.jobs';
-import { ORDER_COLUMNS, OrderRow, toOrderView } from './views';
+import { orderQueries, OrderRow } from './store.queries';
+import { toOrderView } from './views';
 import { preparedQuery } from '@app/database';
 
 @Injectable()
@@ -22,19 +23,13 @@ export class FulfilmentService {
   @OnJob(FulfilOrderJob)
   async fulfil({ accountId, orderId }: JobPayload<typeof FulfilOrderJob>): Promise<boolean> {
     return this.transactions.run(async (tx) => {
-      const [open]: { petId: number }[] = await preparedQuery(
-        tx.manager,
-        `SELECT pet_id AS "petId" FROM orders WHERE account_id = $1 AND id = $2 AND NOT complete`,
-        [accountId, orderId],
-      );
+      const [open] = await preparedQuery<{ petId: number }>(tx.manager, orderQueries.openPetId(accountId, orderId));
       if (!open) return false;
       // Pet first, then order: the lock order of placing and cancelling.
       await lockPet(tx.manager, accountId, open.petId);
       const [row] = await preparedQuery<OrderRow>(
         tx.manager,
-        `UPDATE orders o SET complete = true, ship_date = coalesce(o.ship_date, $3), updated_at = now()
-         WHERE o.account_id = $1 AND o.id = $2 AND NOT o.complete RETURNING ${ORDER_COLUMNS}`,
-        [accountId, orderId, this.clock.now()],
+        orderQueries.complete(accountId, orderId, this.clock.now()),
       );
       if (!row) return false; // cancelled or fulfilled while we waited for the lock
       await tx.emit({

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { lockPet, PET_COLUMNS, PetRow, readPet, syncPetStatus } from '@app/catalog';
+import { lockPet, PetRow, readPet, syncPetStatus } from '@app/catalog';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { TransactionService } from '@app/events';
 import { InventoryListFilter } from './inputs';
 import { InventoryItemView, toInventoryItem } from './views';
-import { accountPage, preparedQuery, raw, sql } from '@app/database';
+import { preparedQuery } from '@app/database';
+import { inventoryQueries } from './store.queries';
 
 /** Inventory entries: the stock column of each pet, with the status it implies. */
 @Injectable()
@@ -16,12 +17,7 @@ export class InventoryService {
   ) {}
 
   async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {
-    const page = accountPage('p', accountId, q.after ?? 0);
-    const byStatus = q.status ? sql`AND p.status = ${q.status}` : raw('');
-    const rows: PetRow[] = await preparedQuery(
-      this.dataSource,
-      sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`,
-    );
+    const rows = await preparedQuery<PetRow>(this.dataSource, inventoryQueries.list(accountId, q));
     return rows.map(toInventoryItem);
   }
 
@@ -34,11 +30,7 @@ export class InventoryService {
       const current = await lockPet(tx.manager, accountId, petId);
       if (!current) throw ApiError.notFound('Pet');
       assertIfMatch(ifMatch, toInventoryItem(current));
-      await preparedQuery(
-        tx.manager,
-        `UPDATE pets SET stock = $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
-        [accountId, petId, quantity],
-      );
+      await preparedQuery(tx.manager, inventoryQueries.set(accountId, petId, quantity));
       await tx.emit({
         accountId,
         type: 'inventory.updated',

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '@app/config';
-import { accountPage, joinSql, preparedQuery, raw, sql } from '@app/database';
+import { preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch, describe } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
@@ -9,7 +9,8 @@ import { TransactionService } from '@app/events';
 import { JobQueues } from '@app/jobs';
 import { NewOrder, OrderListFilter } from './inputs';
 import { FulfilOrderJob } from './store.jobs';
-import { ORDER_COLUMNS, OrderRow, OrderView, toOrderView } from './views';
+import { inventoryQueries, orderQueries, OrderRow } from './store.queries';
+import { OrderView, toOrderView } from './views';
 
 @Injectable()
 export class OrdersService {
@@ -23,14 +24,7 @@ export class OrdersService {
   ) {}
 
   async list(accountId: number, q: OrderListFilter): Promise<OrderView[]> {
-    const page = accountPage('o', accountId, q.after ?? 0);
-    const where = [page.where];
-    if (q.complete !== undefined) where.push(sql`o.complete = ${q.complete}`);
-    if (q.petId) where.push(sql`o.pet_id = ${q.petId}`);
-    const rows: OrderRow[] = await preparedQuery(
-      this.dataSource,
-      sql`SELECT ${raw(ORDER_COLUMNS)} FROM orders o WHERE ${joinSql(where, ' AND ')} ${page.orderBy} LIMIT ${q.limit + 1}`,
-    );
+    const rows = await preparedQuery<OrderRow>(this.dataSource, orderQueries.list(accountId, q));
     return rows.map(toOrderView);
   }
 
@@ -51,16 +45,15 @@ export class OrdersService {
       if (pet.stock < dto.quantity) {
         throw new ApiError('insufficient_stock', `Only ${pet.stock} unit(s) of this pet are in stock`);
       }
-      await preparedQuery(
-        tx.manager,
-        `UPDATE pets SET stock = stock - $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
-        [accountId, pet.id, dto.quantity],
-      );
+      await preparedQuery(tx.manager, inventoryQueries.take(accountId, pet.id, dto.quantity));
       const [row] = await preparedQuery<OrderRow>(
         tx.manager,
-        `INSERT INTO orders AS o (account_id, pet_id, quantity, ship_date, traceparent) VALUES ($1, $2, $3, $4, $5)
-         RETURNING ${ORDER_COLUMNS}`,
-        [accountId, pet.id, dto.quantity, shipDate, currentTraceparent() ?? null],
+        orderQueries.insert(accountId, {
+          petId: pet.id,
+          quantity: dto.quantity,
+          shipDate,
+          traceparent: currentTraceparent() ?? null,
+        }),
       );
       const order = toOrderView(row);
       await tx.emit({ accountId, type: 'order.placed', resourceType: 'order', resourceId: order.id, data: order });
@@ -79,17 +72,9 @@ export class OrdersService {
       if (order.complete) throw notCancellable();
       // Same lock order as placing and fulfilling (pet, then order): no deadlock.
       await lockPet(tx.manager, accountId, order.petId);
-      const [deleted] = await preparedQuery<OrderRow>(
-        tx.manager,
-        `DELETE FROM orders o WHERE o.account_id = $1 AND o.id = $2 AND NOT o.complete RETURNING ${ORDER_COLUMNS}`,
-        [accountId, id],
-      );
+      const [deleted] = await preparedQuery<OrderRow>(tx.manager, orderQueries.deleteOpen(accountId, id));
       if (!deleted) throw notCancellable(); // fulfilled while we waited for the lock
-      await preparedQuery(
-        tx.manager,
-        `UPDATE pets SET stock = stock + $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
-        [accountId, order.petId, order.quantity],
-      );
+      await preparedQuery(tx.manager, inventoryQueries.giveBack(accountId, order.petId, order.quantity));
       await tx.emit({
         accountId,
         type: 'order.cancelled',
@@ -115,11 +100,7 @@ export class OrdersService {
   }
 
   private async find(manager: DataSource | EntityManager, accountId: number, id: number): Promise<OrderRow> {
-    const [row]: OrderRow[] = await preparedQuery(
-      manager,
-      `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.account_id = $1 AND o.id = $2`,
-      [accountId, id],
-    );
+    const [row] = await preparedQuery<OrderRow>(manager, orderQueries.get(accountId, id));
     if (!row) throw ApiError.notFound('Order');
     return row;
   }

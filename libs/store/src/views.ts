@@ -1,5 +1,5 @@
 import { PetRow, PetStatus } from '@app/catalog';
-import { OrderEntity } from './order.entity';
+import { OrderRow } from './store.queries';
 
 /** The interface's InventoryItem model. */
 export interface InventoryItemView {
@@ -20,10 +20,6 @@ export interface OrderView {
   shipDate?: string;
   complete: boolean;
 }
-
-/** Columns of an OrderRow, for an orders table aliased `o`. */
-export const ORDER_COLUMNS = `o.id, o.pet_id AS "petId", o.quantity, o.ship_date AS "shipDate", o.complete`;
-export type OrderRow = Pick<OrderEntity, 'id' | 'petId' | 'quantity' | 'shipDate' | 'complete'>;
 
 export function toOrderView(o: OrderRow): OrderView {
   const view: OrderView = { id: o.id, petId: o.petId, quantity: o.quantity, complete: o.complete };

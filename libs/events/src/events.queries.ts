@@ -1,0 +1,54 @@
+import { FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
+import { ADMIN_EVENT_TYPES } from './domain-event-types';
+import { DomainEventEntity } from './domain-event.entity';
+import type { EventFilter, EventListQuery } from './events.service';
+
+/** For an events table aliased `e`. */
+export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
+  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt"`;
+export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent'>;
+
+function page(
+  accountId: number,
+  order: FeedOrder,
+  after: number | undefined,
+  byType: Sql,
+  adminEvents: boolean,
+  limit: number,
+): Sql {
+  const { where, orderBy } = feedPage('e', 'account_id', accountId, order, after);
+  const notAdmin = adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
+  return sql`SELECT ${raw(EVENT_COLUMNS)} FROM events e
+        WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`;
+}
+
+export const eventQueries = {
+  /** limit + 1 rows: the extra one tells the controller another page exists. */
+  list: (accountId: number, q: EventListQuery) => {
+    const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
+    return page(accountId, q.order ?? 'oldest', q.after, byType, q.adminEvents, q.limit + 1);
+  },
+  /** What an event stream replays before it goes live. */
+  backlog: (accountId: number, after: number, filter: EventFilter, limit: number) => {
+    const byType = filter.types.length ? sql`AND e.type = ANY(${filter.types}::text[])` : raw('');
+    return page(accountId, 'oldest', after, byType, filter.adminEvents, limit);
+  },
+  latestId: (accountId: number) =>
+    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`,
+  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
+  sweepDue: () =>
+    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
+       WHERE NOT fanned_out
+         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
+       ORDER BY created_at, id LIMIT $2
+       FOR UPDATE SKIP LOCKED`),
+  /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
+  openRows: () => raw('NOT fanned_out'),
+};
+
+/** For the generated .sql file: pages as a key without the admin scope reads them, without the api_key.* events. */
+export const eventQueriesSamples: { [K in keyof typeof eventQueries]?: Parameters<(typeof eventQueries)[K]> } = {
+  list: [1, { limit: 1, after: 1, type: 'x', order: 'oldest', adminEvents: false }],
+  backlog: [1, 1, { types: ['x'], adminEvents: false }, 1],
+};

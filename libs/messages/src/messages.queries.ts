@@ -1,0 +1,80 @@
+import { FeedOrder, feedPage, raw, sql } from '@app/database';
+import { MessageEntity, MessageStatus } from './message.entity';
+
+/** The columns of a Message, for a messages table aliased `t`. */
+export const MESSAGE_COLUMNS = (t: string) =>
+  `${t}.id, ${t}.account_id AS "accountId", ${t}.message, ${t}.status, ${t}.attempts, ${t}.characters, ${t}.sha256,
+   ${t}.last_error AS "lastError", ${t}.created_at AS "createdAt", ${t}.processed_at AS "processedAt",
+   ${t}.failed_at AS "failedAt"`;
+
+/** As MESSAGE_COLUMNS reads it. */
+export type Message = Omit<MessageEntity, 'traceparent'>;
+
+export interface MessageListFilter {
+  limit: number;
+  after?: string;
+  status?: MessageStatus;
+  order?: FeedOrder;
+}
+
+/** A message's result, for `finish`. */
+export interface ProcessedMessage {
+  accountId: number;
+  id: string;
+  characters: number;
+  sha256: string;
+}
+
+const columns = raw(MESSAGE_COLUMNS('m'));
+
+export const messageQueries = {
+  /** The unit of work binds the batch's columns: $1 ids, $2 account ids, $3 texts, $4 created_at, $5 traceparents. */
+  insertBatch: () =>
+    raw(`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
+  SELECT id, account_id, message, 'queued', 0, created_at, traceparent
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[])
+    AS m(id, account_id, message, created_at, traceparent)`),
+  get: (accountId: number, id: string) =>
+    sql`SELECT ${columns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`,
+  list: (accountId: number, q: MessageListFilter) => {
+    const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after);
+    const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
+    return sql`SELECT ${columns} FROM messages m
+        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`;
+  },
+  /** Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned. */
+  claim: (accountIds: number[], ids: string[]) =>
+    sql`UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
+    FROM unnest(${accountIds}::bigint[], ${ids}::text[]) AS v(account_id, id)
+   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
+   RETURNING ${columns}`,
+  /** A message another run finished meanwhile is left alone. */
+  finish: (done: ProcessedMessage[]) => {
+    const [accountIds, ids] = [done.map((d) => d.accountId), done.map((d) => d.id)];
+    const [characters, sha256s] = [done.map((d) => d.characters), done.map((d) => d.sha256)];
+    return sql`UPDATE messages m
+     SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
+    FROM unnest(${accountIds}::bigint[], ${ids}::text[], ${characters}::int[], ${sha256s}::text[]) AS v(account_id, id, characters, sha256)
+   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status = 'processing'
+   RETURNING ${columns}`;
+  },
+  /** Back to queued for a retry, or failed after the last attempt; only while this run still holds it. */
+  recordFailure: (accountId: number, id: string, status: 'queued' | 'failed', reason: string) =>
+    sql`UPDATE messages m SET status = ${status}, last_error = ${reason}, failed_at = CASE WHEN ${status === 'failed'} THEN now() END
+          WHERE m.account_id = ${accountId} AND m.id = ${id} AND m.status = 'processing'
+          RETURNING ${columns}`,
+  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
+  sweepDue: () =>
+    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM messages
+       WHERE status IN ('queued', 'processing')
+         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::text, ''))
+       ORDER BY created_at, id LIMIT $2
+       FOR UPDATE SKIP LOCKED`),
+  /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
+  openRows: () => raw(`status IN ('queued', 'processing')`),
+  /** Retention: with each message goes its event sequence counter, which no event will use again. */
+  dropSequencesOf: (partition: string) =>
+    raw(`DELETE FROM event_sequences s USING ${partition} m
+      WHERE s.account_id = m.account_id AND s.resource_type = 'message' AND s.resource_id = m.id`),
+};
