@@ -64,13 +64,8 @@ export class MessageProcessingService {
   async processBatch(jobs: MessageJob[]): Promise<(Error | undefined)[]> {
     const accountOf = new Map(jobs.map((j) => [j.messageId, j.accountId]));
     const ids = [...accountOf.keys()].sort();
-    const claimed = await preparedQuery<Message>(
-      this.dataSource,
-      messageQueries.claim(
-        ids.map((id) => accountOf.get(id)!),
-        ids,
-      ),
-    );
+    const accountIds = ids.map((id) => accountOf.get(id)!);
+    const claimed = await preparedQuery<Message>(this.dataSource, messageQueries.claim(accountIds, ids));
     const done: ProcessedMessage[] = [];
     const errors = new Map<string, Error>();
     for (const m of claimed) {
