@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { describe } from '@app/errors';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
 import { Message, toMessageView } from './views';
@@ -60,7 +60,7 @@ export class MessageProcessingService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);
@@ -93,7 +93,7 @@ export class MessageProcessingService {
     }
     if (done.length) {
       const traceparents = new Map(jobs.map((j) => [j.messageId, j.traceparent]));
-      await this.tx.run(async (tx) => {
+      await this.uow.run(async (tx) => {
         const processed = await preparedQuery<Message>(tx.manager, FINISH_SQL, [
           done.map((d) => d.accountId),
           done.map((d) => d.id),
@@ -126,7 +126,7 @@ export class MessageProcessingService {
     const reason = err instanceof MessageRejectedError ? err.message : 'processing failed (internal error)';
     if (!(err instanceof MessageRejectedError))
       this.logger.error({ err: describe(err), id }, 'message processing failed');
-    await this.tx.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       const [failed] = await preparedQuery<Message>(
         tx.manager,
         `UPDATE messages m SET status = $2, last_error = $3, failed_at = CASE WHEN $2 = 'failed' THEN now() END

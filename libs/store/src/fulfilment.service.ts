@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { lockPet, syncPetStatus } from '@app/catalog';
 import { Clock } from '@app/config';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { JobPayload, OnJob } from '@app/jobs';
 import { FulfilOrderJob } from './store.jobs';
 import { ORDER_COLUMNS, OrderRow, toOrderView } from './views';
@@ -10,7 +10,7 @@ import { preparedQuery } from '@app/database';
 @Injectable()
 export class FulfilmentService {
   constructor(
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly clock: Clock,
   ) {}
 
@@ -21,7 +21,7 @@ export class FulfilmentService {
    */
   @OnJob(FulfilOrderJob)
   async fulfil({ accountId, orderId }: JobPayload<typeof FulfilOrderJob>): Promise<boolean> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const [open]: { petId: number }[] = await preparedQuery(
         tx.manager,
         `SELECT pet_id AS "petId" FROM orders WHERE account_id = $1 AND id = $2 AND NOT complete`,
