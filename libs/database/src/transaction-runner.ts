@@ -62,7 +62,7 @@ export class TransactionRunner {
         if (!runner) {
           const opened = dataSource.createQueryRunner();
           const client = (opened.connect() as Promise<PoolClient>).then(begin);
-          // Every statement on this manager asks its runner for the connection: it gets it once BEGIN is through.
+          // TypeORM takes each statement's connection from here, so it waits for BEGIN (transaction-runner.spec.ts).
           opened.connect = () => client;
           client.catch(() => undefined);
           [runner, began] = [opened, client];
