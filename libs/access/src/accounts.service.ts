@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { AccountEntity, Plan, PLANS } from './account.entity';
 import { ApiKeysService, IssuedApiKey, OWNER_SCOPES } from './api-keys.service';
 
@@ -17,7 +17,7 @@ export interface AccountLimits {
 @Injectable()
 export class AccountsService {
   constructor(
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly dataSource: DataSource,
     private readonly keys: ApiKeysService,
   ) {}
@@ -29,7 +29,7 @@ export class AccountsService {
     limits: AccountLimits = {},
   ): Promise<{ account: AccountEntity; key: IssuedApiKey }> {
     const checked = checkPlan(plan, limits);
-    const created = await this.tx.run(async (tx) => {
+    const created = await this.uow.run(async (tx) => {
       const [account] = await preparedQuery<AccountEntity>(
         tx.manager,
         `INSERT INTO accounts (name, plan, limit_per_minute, limit_per_day) VALUES ($1, $2, $3, $4)

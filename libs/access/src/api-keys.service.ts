@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig, Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
-import { TransactionService, Tx } from '@app/events';
+import { DomainUnitOfWork, Tx } from '@app/events';
 import { ApiKeyEntity } from './api-key.entity';
 import { Scope, SCOPES } from './scopes';
 import { assertWithinQuota } from './quotas';
@@ -83,7 +83,7 @@ export class ApiKeysService {
   private readonly logger = new Logger(ApiKeysService.name);
 
   constructor(
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly clock: Clock,
@@ -104,13 +104,13 @@ export class ApiKeysService {
     }
     if (!caller)
       return this.primed(
-        await this.tx.run(async (tx) => {
+        await this.uow.run(async (tx) => {
           await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
           return this.issue(tx, accountId, input);
         }),
       );
     assertManages(caller);
-    const issued = await this.tx.run(async (tx) => {
+    const issued = await this.uow.run(async (tx) => {
       const parent = await this.lockManager(tx, accountId, caller.keyId);
       const scopes = input.scopes?.length ? [...new Set(input.scopes)] : parent.scopes.filter((s) => s !== 'admin');
       if (!scopes.length) throw ApiError.validation('scopes', 'required: the calling key has no read or write scope');
@@ -176,7 +176,7 @@ export class ApiKeysService {
   /** Never the account's last key able to manage keys (409: the owner would be locked out). */
   async revoke(accountId: number, keyId: number, caller?: Caller): Promise<void> {
     if (caller) assertManages(caller);
-    const key = await this.tx.run(async (tx) => {
+    const key = await this.uow.run(async (tx) => {
       const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
       const k = await this.findActive(tx, accountId, keyId);
       if (manager && k.id !== manager.id) assertCovers(manager, k, 'revoke');
@@ -206,7 +206,7 @@ export class ApiKeysService {
     const grace = gracePeriodSeconds ?? this.config.keyRotationGraceSeconds;
     if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS)
       throw ApiError.validation('gracePeriodSeconds', `must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
-    const { issued, oldHash } = await this.tx.run(async (tx) => {
+    const { issued, oldHash } = await this.uow.run(async (tx) => {
       const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
       const old = await this.findActive(tx, accountId, keyId);
       if (old.rotatedOutAt) throw new ApiError('not_found', 'API key already rotated; rotate its successor instead');
@@ -241,7 +241,7 @@ export class ApiKeysService {
   /** Never throws: a ban that cannot be recorded is worth a log line, not a different answer. */
   async recordBan(auth: AuthContext): Promise<void> {
     try {
-      await this.tx.run((tx) =>
+      await this.uow.run((tx) =>
         tx.emit({
           accountId: auth.accountId,
           type: 'api_key.banned',

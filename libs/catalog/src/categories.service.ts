@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { isUniqueViolation, Page, preparedQuery } from '@app/database';
-import { TransactionService, Tx } from '@app/events';
+import { DomainUnitOfWork, Tx } from '@app/events';
 import { CategoryUpdate, NewCategory } from './inputs';
 import { categoryQueries, CategoryRow, petQueries } from './catalog.queries';
 import { CategoryView } from './views';
@@ -20,7 +20,7 @@ const CATEGORY_EXISTS = () => new ApiError('category_exists', 'A category with t
 export class CategoriesService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
   ) {}
 
   async list(accountId: number, q: Page): Promise<CategoryView[]> {
@@ -36,7 +36,7 @@ export class CategoriesService {
   }
 
   async create(accountId: number, dto: NewCategory): Promise<CategoryView> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const [row] = await preparedQuery<CategoryRow>(
         tx.manager,
         categoryQueries.insert(accountId, { name: dto.name, description: dto.description ?? null }),
@@ -48,7 +48,7 @@ export class CategoriesService {
   }
 
   async update(accountId: number, id: number, dto: CategoryUpdate, ifMatch?: string): Promise<CategoryView> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const current = await this.find(tx.manager, accountId, id, categoryQueries.lockForNoKeyUpdate);
       assertIfMatch(ifMatch, toView(current));
       const [row] = await preparedQuery<CategoryRow>(
@@ -65,7 +65,7 @@ export class CategoriesService {
   }
 
   async remove(accountId: number, id: number, ifMatch?: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       // FOR UPDATE conflicts with the key-share lock a pet insert takes on its category,
       // so no pet can join the category between this check and the delete.
       const current = await this.find(tx.manager, accountId, id, categoryQueries.lockForUpdate);

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, queryPlannedPerCall } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { AccountSlots } from './account-slots';
 import { NewPet, PetListFilter, PetUpdate } from './inputs';
 import { categoryQueries, petQueries, PetRow } from './catalog.queries';
@@ -27,7 +27,7 @@ export class PetsService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     config: AppConfig,
   ) {
     this.searchSlots = new AccountSlots(config.nameSearchSlots);
@@ -52,7 +52,7 @@ export class PetsService {
   }
 
   async create(accountId: number, dto: NewPet): Promise<PetView> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       await this.assertCategory(tx.manager, accountId, dto.categoryId);
       const sold = dto.status === 'sold';
       const [row] = await preparedQuery<PetRow>(
@@ -71,7 +71,7 @@ export class PetsService {
   }
 
   async update(accountId: number, id: number, dto: PetUpdate, ifMatch?: string): Promise<PetView> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const current = await lockPet(tx.manager, accountId, id);
       if (!current) throw ApiError.notFound('Pet');
       assertIfMatch(ifMatch, toPetView(current));
@@ -103,7 +103,7 @@ export class PetsService {
   }
 
   async remove(accountId: number, id: number, ifMatch?: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       // Orders are placed under this same row lock, so none can appear after the check.
       const current = await lockPet(tx.manager, accountId, id);
       if (!current) throw ApiError.notFound('Pet');

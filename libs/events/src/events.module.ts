@@ -7,17 +7,17 @@ import { EventQueue } from './event.jobs';
 import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
-import { TransactionService } from './transaction.service';
+import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
 import { StreamSlots } from './stream-slots';
 import { EventStreams } from './event-streams';
 
-/** Global: every feature's writes, jobs and events commit together through TransactionService. */
+/** Global: every feature's writes, jobs and events commit together through DomainUnitOfWork. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity]), QueueModule.register(EventQueue)],
   providers: [
-    TransactionService,
+    DomainUnitOfWork,
     EventsService,
     EventsSweepSource,
     EventsRetentionSource,
@@ -25,6 +25,6 @@ import { EventStreams } from './event-streams';
     StreamSlots,
     EventStreams,
   ],
-  exports: [TransactionService, EventsService, EventStreams],
+  exports: [DomainUnitOfWork, EventsService, EventStreams],
 })
 export class EventsModule {}

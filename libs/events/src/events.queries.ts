@@ -1,5 +1,5 @@
 import { FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
-import { ADMIN_EVENT_TYPES } from './domain-event-types';
+import { ADMIN_EVENT_TYPES, NewDomainEvent } from './domain-event-types';
 import { DomainEventEntity } from './domain-event.entity';
 import type { EventFilter, EventListQuery } from './events.service';
 
@@ -23,6 +23,31 @@ function page(
 }
 
 export const eventQueries = {
+  // The counter upsert row-locks (account, resource): concurrent emitters take 1, 2, ... in turn. An event no
+  // active webhook subscribes to is born fanned out, without a fan-out job: most events have no subscriber.
+  record: (events: (NewDomainEvent & { traceparent: string | null })[]) =>
+    sql`WITH input AS (
+    SELECT * FROM unnest(${events.map((e) => e.accountId)}::bigint[], ${events.map((e) => e.type)}::text[],
+      ${events.map((e) => e.resourceType)}::text[], ${events.map((e) => String(e.resourceId))}::text[],
+      ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.traceparent)}::text[])
+      WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, n)),
+  seq AS (
+    INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)
+    SELECT account_id, resource_type, resource_id, 1 FROM input ORDER BY n
+    ON CONFLICT (account_id, resource_type, resource_id) DO UPDATE SET last = s.last + 1
+    RETURNING account_id, resource_type, resource_id, last),
+  inserted AS (
+    INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent)
+    SELECT i.account_id, i.type, i.resource_type, i.resource_id, seq.last, i.data,
+           NOT EXISTS (SELECT 1 FROM webhooks w
+                        WHERE w.account_id = i.account_id AND w.status = 'active' AND i.type = ANY (w.events)),
+           i.traceparent
+      FROM input i JOIN seq USING (account_id, resource_type, resource_id)
+     ORDER BY i.n
+    RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent)
+  SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
+         data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent
+    FROM inserted ORDER BY id`,
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   list: (accountId: number, q: EventListQuery) => {
     const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');

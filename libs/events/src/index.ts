@@ -4,7 +4,7 @@ export * from './domain-event-types';
 export * from './event.jobs';
 export * from './events.service';
 export * from './events.module';
-export * from './transaction.service';
+export * from './domain-unit-of-work.service';
 export * from './views';
 export { EVENT_COLUMNS } from './events.queries';
 export type { DomainEvent } from './events.queries';

@@ -11,6 +11,7 @@ export * from './sweep-source';
 export * from './outbox-row';
 export * from './outbox-staging.service';
 export * from './outbox-dispatch.service';
+export * from './unit-of-work.service';
 export * from './outbox-relay.service';
 export * from './lost-job-sweep.service';
 export * from './retention-source';

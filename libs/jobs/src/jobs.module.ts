@@ -17,6 +17,7 @@ import { QueueHandshake } from './queue-handshake';
 import { QueueModule } from './queue.module';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 import { RetentionService } from './retention.service';
+import { UnitOfWork } from './unit-of-work.service';
 
 @Module({})
 export class JobsModule {
@@ -45,11 +46,12 @@ export class JobsModule {
         JobEnqueuer,
         OutboxStaging,
         OutboxDispatch,
+        UnitOfWork,
         ...(role === 'worker'
           ? [JobHandlers, OutboxRelayService, LostJobRequeue, LostJobSweepService, RetentionService]
           : []),
       ],
-      exports: [JobQueues, OutboxStaging, OutboxDispatch, ...(role === 'worker' ? [JobHandlers] : [])],
+      exports: [JobQueues, UnitOfWork, ...(role === 'worker' ? [JobHandlers] : [])],
     };
   }
 }

@@ -4,6 +4,12 @@ import { preparedQuery } from '@app/database';
 import { StagedJob } from './job-definition';
 import { OUTBOX_COLUMNS, OutboxRow } from './outbox-row';
 
+/** A write nothing in its unit of work reads back: a fixed text with $n placeholders, and its values. */
+export interface DeferredWrite {
+  text: string;
+  values: unknown[];
+}
+
 // Parameters numbered after `offset` others; one array per column (unnest), so the text and its parameter count
 // are the same for one job or five hundred.
 function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values: unknown[] } {
@@ -22,21 +28,26 @@ function outboxInsert(jobs: StagedJob[], offset: number): { sql: string; values:
   };
 }
 
-/** Jobs are written inside the business transaction, so they commit or roll back with it; OutboxDispatch follows. */
+// Texts are fixed (preparedQuery's rule), so their only `$<digits>` are placeholders.
+const renumbered = (text: string, offset: number) =>
+  offset ? text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`) : text;
+
+/** Jobs are written with the unit of work's writes, so they commit or roll back with them; OutboxDispatch follows. */
 @Injectable()
 export class OutboxStaging {
-  constructor(private readonly dataSource: DataSource) {}
-
-  async stage(manager: EntityManager, jobs: StagedJob[]): Promise<OutboxRow[]> {
-    if (!jobs.length) return [];
-    const { sql, values } = outboxInsert(jobs, 0);
-    return preparedQuery<OutboxRow>(manager, sql, values);
-  }
-
-  /** One statement, atomic in autocommit: one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT). */
-  async stageWith(statement: string, params: unknown[], jobs: StagedJob[]): Promise<OutboxRow[]> {
+  /**
+   * The writes and the jobs' rows as one statement: in autocommit it is atomic by itself, one round trip instead of
+   * four (BEGIN, statement, outbox INSERT, COMMIT). A data-modifying WITH runs exactly once, read or not.
+   */
+  async stage(db: DataSource | EntityManager, writes: DeferredWrite[], jobs: StagedJob[]): Promise<OutboxRow[]> {
+    if (!writes.length && !jobs.length) return [];
+    const ctes: string[] = [];
+    const params: unknown[] = [];
+    for (const w of writes) {
+      ctes.push(`written_${ctes.length} AS (${renumbered(w.text, params.length)})`);
+      params.push(...w.values);
+    }
     const { sql, values } = outboxInsert(jobs, params.length);
-    // A data-modifying WITH runs exactly once, whether or not the main statement reads it.
-    return preparedQuery<OutboxRow>(this.dataSource, `WITH written AS (${statement}) ${sql}`, [...params, ...values]);
+    return preparedQuery<OutboxRow>(db, ctes.length ? `WITH ${ctes.join(', ')} ${sql}` : sql, [...params, ...values]);
   }
 }

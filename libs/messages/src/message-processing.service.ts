@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { describe } from '@app/errors';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
 import { Message, messageQueries, ProcessedMessage } from './messages.queries';
@@ -43,7 +43,7 @@ export class MessageProcessingService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);
@@ -77,7 +77,7 @@ export class MessageProcessingService {
     }
     if (done.length) {
       const traceparents = new Map(jobs.map((j) => [j.messageId, j.traceparent]));
-      await this.tx.run(async (tx) => {
+      await this.uow.run(async (tx) => {
         const processed = await preparedQuery<Message>(tx.manager, messageQueries.finish(done));
         await tx.emitMany(
           processed.map((m) => ({
@@ -105,7 +105,7 @@ export class MessageProcessingService {
     const reason = err instanceof MessageRejectedError ? err.message : 'processing failed (internal error)';
     if (!(err instanceof MessageRejectedError))
       this.logger.error({ err: describe(err), id }, 'message processing failed');
-    await this.tx.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       const [failed] = await preparedQuery<Message>(
         tx.manager,
         messageQueries.recordFailure(accountId, id, final ? 'failed' : 'queued', reason),

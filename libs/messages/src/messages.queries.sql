@@ -3,7 +3,8 @@
 -- messageQueries.insertBatch
 INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
   SELECT id, account_id, message, 'queued', 0, created_at, traceparent
-  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[])
+  FROM unnest($1::text[], $2::bigint[], $3::text[],
+  $4::timestamptz[], $5::text[])
   AS m(id, account_id, message, created_at, traceparent);
 
 -- messageQueries.get

@@ -4,12 +4,11 @@ import { Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
-import { TransactionService } from '@app/events';
-import { stagedJob } from '@app/jobs';
+import { DomainUnitOfWork } from '@app/events';
 import { GroupCommit } from '@app/database';
-import { MessageEntity, newMessageId } from './message.entity';
+import { newMessageId } from './message.entity';
 import { ProcessMessageJob } from './message.jobs';
-import { Message, MessageListFilter, messageQueries } from './messages.queries';
+import { Message, MessageListFilter, messageQueries, NewMessageRow } from './messages.queries';
 import { MessageView, toMessageView } from './views';
 
 export interface AcceptedMessage {
@@ -18,11 +17,6 @@ export interface AcceptedMessage {
   status: 'queued';
   createdAt: string;
 }
-
-/** traceparent is taken per message: a batch is written in the context of whichever request flushed it. */
-type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
-
-const INSERT_MESSAGES = messageQueries.insertBatch().text;
 
 /** SQLSTATE classes one row can cause alone: data exceptions (22) and constraint violations (23). */
 const isRowError = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown }).code ?? ''));
@@ -37,7 +31,7 @@ export class MessagesService {
   });
 
   constructor(
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
   ) {}
@@ -49,21 +43,13 @@ export class MessagesService {
     return { id, message: text, status: 'queued', createdAt: createdAt.toISOString() };
   }
 
-  /** Plain SQL: TypeORM's builder cost more CPU than the request. */
+  /** Plain SQL: TypeORM's builder cost more CPU than the request. A write-only unit: one statement, one round trip. */
   private insert(rows: NewMessageRow[]): Promise<void> {
-    return this.tx.runStatement(
-      INSERT_MESSAGES,
-      [
-        rows.map((r) => r.id),
-        rows.map((r) => r.accountId),
-        rows.map((r) => r.text),
-        rows.map((r) => r.createdAt),
-        rows.map((r) => r.traceparent),
-      ],
-      rows.map((r) =>
-        stagedJob(ProcessMessageJob, { accountId: r.accountId, messageId: r.id }, { traceparent: r.traceparent }),
-      ),
-    );
+    return this.uow.run(async (tx) => {
+      tx.write(messageQueries.insertBatch(rows));
+      for (const r of rows)
+        tx.enqueue(ProcessMessageJob, { accountId: r.accountId, messageId: r.id }, { traceparent: r.traceparent });
+    });
   }
 
   async get(accountId: number, id: string): Promise<MessageView> {

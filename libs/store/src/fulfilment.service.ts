@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { lockPet, syncPetStatus } from '@app/catalog';
 import { Clock } from '@app/config';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { JobPayload, OnJob } from '@app/jobs';
 import { FulfilOrderJob } from './store.jobs';
 import { orderQueries, OrderRow } from './store.queries';
@@ -11,7 +11,7 @@ import { preparedQuery } from '@app/database';
 @Injectable()
 export class FulfilmentService {
   constructor(
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly clock: Clock,
   ) {}
 
@@ -22,7 +22,7 @@ export class FulfilmentService {
    */
   @OnJob(FulfilOrderJob)
   async fulfil({ accountId, orderId }: JobPayload<typeof FulfilOrderJob>): Promise<boolean> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const [open] = await preparedQuery<{ petId: number }>(tx.manager, orderQueries.openPetId(accountId, orderId));
       if (!open) return false;
       // Pet first, then order: the lock order of placing and cancelling.

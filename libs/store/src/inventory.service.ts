@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { lockPet, PetRow, readPet, syncPetStatus } from '@app/catalog';
 import { ApiError, assertIfMatch } from '@app/errors';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { InventoryListFilter } from './inputs';
 import { InventoryItemView, toInventoryItem } from './views';
 import { preparedQuery } from '@app/database';
@@ -13,7 +13,7 @@ import { inventoryQueries } from './store.queries';
 export class InventoryService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
   ) {}
 
   async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {
@@ -26,7 +26,7 @@ export class InventoryService {
   }
 
   async set(accountId: number, petId: number, quantity: number, ifMatch?: string): Promise<InventoryItemView> {
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const current = await lockPet(tx.manager, accountId, petId);
       if (!current) throw ApiError.notFound('Pet');
       assertIfMatch(ifMatch, toInventoryItem(current));

@@ -5,7 +5,7 @@ import { preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch, describe } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
-import { TransactionService } from '@app/events';
+import { DomainUnitOfWork } from '@app/events';
 import { JobQueues } from '@app/jobs';
 import { NewOrder, OrderListFilter } from './inputs';
 import { FulfilOrderJob } from './store.jobs';
@@ -18,7 +18,7 @@ export class OrdersService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly queues: JobQueues,
     private readonly clock: Clock,
   ) {}
@@ -39,7 +39,7 @@ export class OrdersService {
    */
   async place(accountId: number, dto: NewOrder): Promise<OrderView> {
     const shipDate = dto.shipDate ? new Date(dto.shipDate) : null;
-    return this.transactions.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const pet = await lockPet(tx.manager, accountId, dto.petId);
       if (!pet) throw ApiError.notFound('Pet');
       if (pet.stock < dto.quantity) {
@@ -66,7 +66,7 @@ export class OrdersService {
 
   /** Cancels an open order: its units go back to stock and the order is deleted. */
   async cancel(accountId: number, id: number, ifMatch?: string): Promise<void> {
-    await this.transactions.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       const order = await this.find(tx.manager, accountId, id);
       assertIfMatch(ifMatch, toOrderView(order));
       if (order.complete) throw notCancellable();

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
-import { FanOutEventJob, TransactionService } from '@app/events';
+import { DomainUnitOfWork, FanOutEventJob } from '@app/events';
 import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
 import { CREATED_AT_US } from './views';
 import { DeliverWebhookBatchJob } from './webhook.jobs';
@@ -42,7 +42,7 @@ export class EventFanOutService {
   private readonly batcher: JobBatcher<FanOut, number>;
 
   constructor(
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((batch) => this.write(batch), config.jobs.batchSize, BATCH_WAIT_MS);
@@ -59,7 +59,7 @@ export class EventFanOutService {
   /** A failure fails each of the batch's jobs, which BullMQ then retries. */
   private async write(batch: FanOut[]): Promise<number[]> {
     const created = new Map<number, number>();
-    await this.tx.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       const deliveries = await preparedQuery<
         Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'webhookId' | 'traceparent'> & {
           eventId: number;

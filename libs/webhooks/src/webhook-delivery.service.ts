@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { GroupCommit, JsonRow, preparedQuery } from '@app/database';
 import { currentTraceparent, runInTrace, withSpan } from '@app/observability';
-import { DomainEvent, EVENT_COLUMNS, PublicEvent, toPublicEvent, TransactionService, Tx } from '@app/events';
+import { DomainEvent, DomainUnitOfWork, EVENT_COLUMNS, PublicEvent, toPublicEvent, Tx } from '@app/events';
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
@@ -124,7 +124,7 @@ export class WebhookDeliveryService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly sender: WebhookSender,
     private readonly config: AppConfig,
   ) {
@@ -271,7 +271,7 @@ export class WebhookDeliveryService {
       return;
     }
     // Counted once this attempt's outcome is committed; a refused target counts as refused whether or not it is retried.
-    const outcome = await this.tx.run(async (tx): Promise<WebhookOutcome | undefined> => {
+    const outcome = await this.uow.run(async (tx): Promise<WebhookOutcome | undefined> => {
       const retryAt = new Date(now.getTime() + retryDelayMs(attempted.attempts, this.config.webhooks.backoffMs));
       const tooOld = retryAt.getTime() - new Date(d.createdAt).getTime() > this.config.webhooks.maxAgeSeconds * 1000;
       if (!isTest && !tooOld) {

@@ -4,7 +4,7 @@ import { AppConfig } from '@app/config';
 import { FeedOrder, feedPage, Page, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
-import { ADMIN_EVENT_TYPES, DomainEventType, isAdminEventType, TransactionService } from '@app/events';
+import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
 import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
@@ -117,7 +117,7 @@ export class WebhooksService {
   private readonly secrets: WebhookSecretBox;
 
   constructor(
-    private readonly tx: TransactionService,
+    private readonly uow: DomainUnitOfWork,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly replicas: ReadReplicas,
@@ -134,7 +134,7 @@ export class WebhooksService {
     assertMayReceive(input.events, scopes);
     const url = this.checkedUrl(input.url);
     const secret = generateWebhookSecret();
-    const webhook = await this.tx.run(async (tx) => {
+    const webhook = await this.uow.run(async (tx) => {
       await assertWithinQuota(tx.manager, accountId, 'webhooks');
       const [created] = await preparedQuery<Webhook>(
         tx.manager,
@@ -224,7 +224,7 @@ export class WebhooksService {
     deliveryId: number,
     scopes: readonly string[],
   ): Promise<DeliveryView> {
-    const delivery = await this.tx.run(async (tx) => {
+    const delivery = await this.uow.run(async (tx) => {
       // Shared lock: its events cannot change before the new delivery commits.
       const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR SHARE');
       const eventType = await this.deliveryEventType(tx.manager, accountId, webhookId, deliveryId, scopes);
@@ -251,7 +251,7 @@ export class WebhooksService {
   // Each event whose deliveries since `since` all failed is resent once (as resend() does), the webhook re-enabled; a
   // replayed call finds them pending or delivered. The webhook row locked: two calls at once do not both resend one.
   async recover(accountId: number, webhookId: number, since: Date, scopes: readonly string[]): Promise<RecoverResult> {
-    return this.tx.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
       const params = [accountId, webhookId, since, webhook.events, isAdmin(scopes) ? [] : ADMIN_EVENT_TYPES];
       const resent = await preparedQuery<{ id: number }>(tx.manager, RECOVER_SQL, [...params, RECOVER_LIMIT]);
@@ -278,7 +278,7 @@ export class WebhooksService {
   // (with the receiver's answers) now. The webhook row locked first, then its pending deliveries: no delivery can be
   // added, nor an attempt recorded, between the attempts' removal and the webhook's.
   async remove(accountId: number, webhookId: number, scopes: readonly string[]): Promise<void> {
-    await this.tx.run(async (tx) => {
+    await this.uow.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
       await preparedQuery(
         tx.manager,
@@ -350,7 +350,7 @@ export class WebhooksService {
 
   /** A single attempt, no retries; answers at once. */
   async test(accountId: number, webhookId: number, scopes: readonly string[]): Promise<DeliveryView> {
-    const delivery = await this.tx.run(async (tx) => {
+    const delivery = await this.uow.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId, scopes);
       const [d] = await preparedQuery<WebhookDelivery>(
         tx.manager,
@@ -371,7 +371,7 @@ export class WebhooksService {
     scopes: readonly string[],
     update: (manager: EntityManager) => Promise<Webhook[]>,
   ): Promise<Webhook> {
-    return this.tx.run(async (tx) => {
+    return this.uow.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
       const [changed] = await update(tx.manager);
       return changed;

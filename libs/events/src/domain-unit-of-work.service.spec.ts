@@ -1,24 +1,25 @@
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
-import { OutboxDispatch, OutboxStaging, stagedJob } from '@app/jobs';
-import { newMessageId, ProcessMessageJob } from '@app/messages';
+import { OutboxDispatch, OutboxStaging, UnitOfWork } from '@app/jobs';
+import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
-import { TransactionService } from './transaction.service';
 import { unitDatabase } from '../../../test/support/unit-database';
 
-describe('TransactionService against the real Postgres', () => {
+describe('DomainUnitOfWork against the real Postgres', () => {
   const config = loadConfig({ DATABASE_URL: unitDatabase('events').url });
   let ds: DataSource;
-  let tx: TransactionService;
+  let tx: DomainUnitOfWork;
+  const publish = jest.fn(async (_events: { type: string; sequence: number }[]) => undefined);
 
   beforeAll(async () => {
     await migrate(config);
     ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
     // Dispatch is out of scope here: no Redis, so the staged rows stay in the outbox.
     const dispatch = { dispatch: async () => undefined } as unknown as OutboxDispatch;
-    const live = { publish: async () => undefined } as unknown as LiveEvents;
-    tx = new TransactionService(new TransactionRunner(ds, config), new OutboxStaging(ds), dispatch, live);
+    const live = { publish } as unknown as LiveEvents;
+    const uow = new UnitOfWork(ds, new TransactionRunner(ds, config), new OutboxStaging(), dispatch);
+    tx = new DomainUnitOfWork(uow, live);
   });
   afterAll(() => ds?.destroy());
 
@@ -51,21 +52,30 @@ describe('TransactionService against the real Postgres', () => {
     expect(staged.map((r: { payload: object }) => r.payload)).toEqual([{ accountId, eventId }]);
   });
 
-  it('runStatement commits the statement and its outbox rows together, or neither', async () => {
-    const [{ id: accountId }] = await ds.query(`INSERT INTO accounts (name, plan) VALUES ('one', 'free') RETURNING id`);
-    const id = newMessageId();
-    const insert = `INSERT INTO messages (id, account_id, message, status, attempts, created_at)
-                    VALUES ($1, $2, 'hi', 'queued', 0, now())`;
-    const job = (messageId: string) => [stagedJob(ProcessMessageJob, { accountId, messageId })];
-    await tx.runStatement(insert, [id, accountId], job(id));
-    const outboxRows = async (messageId: string) =>
-      (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE job_id = $1`, [messageId]))[0].n;
-    expect(await outboxRows(id)).toBe(1);
+  it('publishes the events live once their unit has committed', async () => {
+    const [{ id: accountId }] = await ds.query(
+      `INSERT INTO accounts (name, plan) VALUES ('live', 'free') RETURNING id`,
+    );
+    publish.mockClear();
+    await tx.run(async (t) => {
+      await t.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 8, data: {} });
+      expect(publish).not.toHaveBeenCalled();
+    });
+    expect(publish.mock.calls.map(([events]) => events.map((e) => [e.type, e.sequence]))).toEqual([
+      [['pet.created', 1]],
+    ]);
+  });
 
-    // The same id again violates the primary key: the outbox row of the failed write must not stay.
-    const again = job(`${id}-dup`);
-    await expect(tx.runStatement(insert, [id, accountId], again)).rejects.toThrow(/duplicate key/);
-    expect(await outboxRows(`${id}-dup`)).toBe(0);
-    expect((await ds.query(`SELECT count(*)::int AS n FROM messages WHERE id = $1`, [id]))[0].n).toBe(1);
+  it('publishes nothing live when the work fails', async () => {
+    const [{ id: accountId }] = await ds.query(
+      `INSERT INTO accounts (name, plan) VALUES ('dead', 'free') RETURNING id`,
+    );
+    publish.mockClear();
+    const work = tx.run(async (t) => {
+      await t.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 9, data: {} });
+      throw new Error('work failed');
+    });
+    await expect(work).rejects.toThrow('work failed');
+    expect(publish).not.toHaveBeenCalled();
   });
 });

@@ -1,0 +1,91 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '@app/config';
+import { dataSourceOptions, migrate, preparedQuery, sql, TransactionRunner } from '@app/database';
+import { defineJob } from './job-definition';
+import { OutboxDispatch } from './outbox-dispatch.service';
+import { OutboxRow } from './outbox-row';
+import { OutboxStaging } from './outbox-staging.service';
+import { defineQueue } from './queue-definition';
+import { UnitOfWork } from './unit-of-work.service';
+import { unitDatabase } from '../../../test/support/unit-database';
+
+const TestJob = defineJob<{ id: string }>({
+  name: 'unit-of-work.test',
+  queue: defineQueue('unit-of-work-test'),
+  jobId: ({ id }) => id,
+});
+const insertAccount = (name: string) => sql`INSERT INTO accounts (name, plan) VALUES (${name}, 'free')`;
+
+describe('UnitOfWork against the real Postgres', () => {
+  const config = loadConfig({ DATABASE_URL: unitDatabase('jobs').url });
+  const dispatched: OutboxRow[][] = [];
+  let ds: DataSource;
+  let uow: UnitOfWork;
+
+  beforeAll(async () => {
+    await migrate(config);
+    ds = await new DataSource(dataSourceOptions(config, { poolSize: 4 })).initialize();
+    // No Redis: the dispatcher only records what it was given.
+    const dispatch = { dispatch: async (rows: OutboxRow[]) => void dispatched.push(rows) } as unknown as OutboxDispatch;
+    uow = new UnitOfWork(ds, new TransactionRunner(ds, config), new OutboxStaging(), dispatch);
+  });
+  afterAll(() => ds?.destroy());
+  beforeEach(() => (dispatched.length = 0));
+  // The database outlives a run: each run's names are its own.
+  const run = Date.now().toString(36);
+  const named = (what: string) => `${run}-${what}`;
+
+  const accounts = async (name: string) =>
+    (await ds.query(`SELECT count(*)::int AS n FROM accounts WHERE name = $1`, [name]))[0].n;
+  const outboxRows = async (jobId: string) =>
+    (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE job_id = $1`, [jobId]))[0].n;
+
+  it('sends a work of deferred writes and jobs to Postgres as one statement', async () => {
+    const queries = jest.spyOn(Client.prototype, 'query');
+    try {
+      await uow.run(async (tx) => {
+        tx.write(insertAccount(named('one-trip')));
+        tx.write(insertAccount(named('one-trip')));
+        tx.enqueue(TestJob, { id: named('one-trip') });
+      });
+      expect(queries).toHaveBeenCalledTimes(1);
+    } finally {
+      queries.mockRestore();
+    }
+    expect([await accounts(named('one-trip')), await outboxRows(named('one-trip'))]).toEqual([2, 1]);
+    expect(dispatched.flat().map((r) => r.jobId)).toEqual([named('one-trip')]);
+  });
+
+  it('commits a work that reads through the manager in one transaction with its deferred writes and jobs', async () => {
+    await uow.run(async (tx) => {
+      await preparedQuery(tx.manager, insertAccount(named('in-tx')));
+      tx.write(insertAccount(named('in-tx')));
+      tx.enqueue(TestJob, { id: named('in-tx') });
+    });
+    expect([await accounts(named('in-tx')), await outboxRows(named('in-tx'))]).toEqual([2, 1]);
+    expect(dispatched.flat().map((r) => r.jobId)).toEqual([named('in-tx')]);
+  });
+
+  it('commits nothing and dispatches nothing when the work fails', async () => {
+    const work = uow.run(async (tx) => {
+      await preparedQuery(tx.manager, insertAccount(named('failed')));
+      tx.write(insertAccount(named('failed')));
+      tx.enqueue(TestJob, { id: named('failed') });
+      throw new Error('work failed');
+    });
+    await expect(work).rejects.toThrow('work failed');
+    expect([await accounts(named('failed')), await outboxRows(named('failed')), dispatched]).toEqual([0, 0, []]);
+  });
+
+  it('commits neither a deferred write nor its jobs when their one statement fails', async () => {
+    await expect(
+      uow.run(async (tx) => {
+        tx.write(insertAccount(named('bad-write')));
+        tx.write(sql`INSERT INTO accounts (name, plan) VALUES (${named('bad-write')}, 'no-such-plan')`);
+        tx.enqueue(TestJob, { id: named('bad-write') });
+      }),
+    ).rejects.toThrow(/violates check constraint/);
+    expect([await accounts(named('bad-write')), await outboxRows(named('bad-write')), dispatched]).toEqual([0, 0, []]);
+  });
+});
