@@ -31,6 +31,7 @@ export const accountQueries = {
   page: (afterId: number, limit: number) =>
     sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`,
   get: (accountId: number) => sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${accountId}`,
+  count: () => sql`SELECT count(*)::int AS count FROM accounts`,
   lockPlan: (accountId: number) => sql`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`,
   // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
   lockForKeys: (accountId: number) => sql`SELECT 1 FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`,
