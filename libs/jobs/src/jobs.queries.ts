@@ -53,6 +53,11 @@ export const outboxQueries = {
          FROM outbox`,
 };
 
+/** For the generated .sql file: after a one-parameter statement, which numbers the outbox's parameters from $2. */
+export const outboxQueriesSamples: { [K in keyof typeof outboxQueries]?: Parameters<(typeof outboxQueries)[K]> } = {
+  insertAfter: ['SELECT $1', [1], []],
+};
+
 export const retentionQueries = {
   // SKIP LOCKED keeps a batch short and waiting for nobody; rows go to the DELETE as an array of addresses, since
   // with `IN (...)` the planner may hash-join the whole table. `alsoWhere` is over alias `r`.
@@ -71,4 +76,13 @@ export const retentionQueries = {
     sql`SELECT 1 FROM ${raw(partition)} WHERE created_at >= to_timestamp(${sinceMs}::double precision / 1000) LIMIT 1`,
   /** `openRows` is the source's condition (PartitionedHistory.openRows). */
   openRow: (partition: string, openRows: string) => sql`SELECT 1 FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`,
+};
+
+/** For the generated .sql file: a source's table and partition, as the placeholder cannot name them. */
+export const retentionQueriesSamples: {
+  [K in keyof typeof retentionQueries]?: Parameters<(typeof retentionQueries)[K]>;
+} = {
+  batchRemove: ['history', 'finished_at', 1, 1],
+  youngRow: ['"history_p20260101t000000"', 1],
+  openRow: ['"history_p20260101t000000"', "status = 'open'"],
 };

@@ -112,6 +112,11 @@ export const webhookQueries = {
     ),
 };
 
+/** For the generated .sql file: `find` without a lock (the placeholder would stand in for the lock clause). */
+export const webhookQueriesSamples: { [K in keyof typeof webhookQueries]?: Parameters<(typeof webhookQueries)[K]> } = {
+  find: [1, 1, ''],
+};
+
 /** A delivery with what sending it takes, read in one statement. */
 export interface DeliveryToSend extends WebhookDelivery {
   traceparent: string | null;
@@ -323,6 +328,8 @@ export const webhookDeliveryQueries = {
          AND (coalesce(d.next_attempt_at, d.created_at), d.id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
        ORDER BY coalesce(d.next_attempt_at, d.created_at), d.id LIMIT $2
        FOR UPDATE SKIP LOCKED`),
+  /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
+  openRows: () => raw(`status = 'pending'`),
 };
 
 export type DeliveryAttemptRow = Omit<WebhookDeliveryAttemptEntity, 'accountId' | 'deliveryId'>;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { PartitionedHistory, RetentionSource } from '@app/jobs';
-import { webhookAttemptQueries } from './webhooks.queries';
+import { webhookAttemptQueries, webhookDeliveryQueries } from './webhooks.queries';
 
 @Injectable()
 @RetentionSource()
@@ -12,7 +12,7 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
     column: 'id',
     key: 'time-ordered-id',
     sequence: 'webhook_deliveries_id_seq',
-    openRows: `status = 'pending'`,
+    openRows: webhookDeliveryQueries.openRows().text,
   };
 
   keepDays(config: AppConfig): number {
