@@ -35,7 +35,7 @@ const BASELINE = 'messages_unpartitioned';
 
 // The retention statement before partitioning (libs/messages/src/messages.retention.ts at 82dcaa4),
 // on the copy; the job ran it with $2 = 1,000 until a batch came back short. Rows by ctid, as today's
-// batchRemoveSql does: with the key (account_id, id), no index finds a row by its id alone.
+// retentionQueries.batchRemove does: with the key (account_id, id), no index finds a row by its id alone.
 const BATCH_DELETE = `WITH gone AS (
     DELETE FROM ${BASELINE} WHERE ctid = ANY(ARRAY(
       SELECT ctid FROM ${BASELINE}

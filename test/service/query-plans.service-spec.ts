@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { CatalogModule, PetsService } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import { createPartitionsAhead, FeedOrder, feedPage, raw, sql } from '@app/database';
-import { LostJobSource, PartitionedHistory, RetentionSource, SweepSource, youngRowProbe } from '@app/jobs';
+import { LostJobSource, PartitionedHistory, RetentionSource, retentionQueries, SweepSource } from '@app/jobs';
 import { MessagesModule, newMessageId } from '@app/messages';
 import { StoreModule } from '@app/store';
 import { UsageModule } from '@app/usage';
@@ -184,20 +184,19 @@ describe('the plans of the sweep and retention queries', () => {
       'webhook_delivery_attempts',
     ]);
     const config = loadConfig(process.env);
-    for (const source of found.filter((s) => s.removeSql))
-      expectIndexedAndNarrow(source.name, await plan(source.removeSql!, [source.keepDays(config), 1_000]), 1_000);
+    for (const source of found.filter((s) => s.remove)) {
+      const remove = source.remove!(source.keepDays(config), 1_000);
+      expectIndexedAndNarrow(source.name, await plan(remove.text, [...remove.values]), 1_000);
+    }
     // Before dropping a partition: is a row of it still open, is a row of it younger than the retention.
     for (const { name, partitioned } of found.filter((s) => s.partitioned)) {
       const h = partitioned as PartitionedHistory;
-      if (h.openRows)
-        expectIndexedAndNarrow(name, await plan(`SELECT 1 FROM ${name} WHERE ${h.openRows} LIMIT 1`, []), 1);
+      if (h.openRows) expectIndexedAndNarrow(name, await plan(retentionQueries.openRow(name, h.openRows).text, []), 1);
       // Sent unnamed, so planned with its value: the cutoff of a 30-day retention, past the 20,000 rows of each table.
-      if (h.key === 'time-ordered-id')
-        expectIndexedAndNarrow(
-          name,
-          await plan(youngRowProbe(name), [Date.now() - 30 * 86_400_000], 'force_custom_plan'),
-          1,
-        );
+      if (h.key === 'time-ordered-id') {
+        const young = retentionQueries.youngRow(name, Date.now() - 30 * 86_400_000);
+        expectIndexedAndNarrow(name, await plan(young.text, [...young.values], 'force_custom_plan'), 1);
+      }
     }
   });
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '@app/access';
+import { accountQueries, AccountsService } from '@app/access';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 
@@ -16,7 +16,7 @@ export class DemoSeeder {
 
   async seed(): Promise<{ accountId: number; apiKey: string } | 'off' | null> {
     if (!this.config.demoSeed) return 'off';
-    const [{ count }] = await preparedQuery(this.dataSource, 'SELECT count(*)::int AS count FROM accounts', []);
+    const [{ count }] = await preparedQuery<{ count: number }>(this.dataSource, accountQueries.count());
     if (count > 0) return null;
     const { account, key } = await this.accounts.create('Demo', 'pro');
     return { accountId: account.id, apiKey: key.secret };

@@ -5,9 +5,7 @@ import { ApiError } from '@app/errors';
 import { DomainUnitOfWork } from '@app/events';
 import { AccountEntity, Plan, PLANS } from './account.entity';
 import { ApiKeysService, IssuedApiKey, OWNER_SCOPES } from './api-keys.service';
-
-const ACCOUNT_COLUMNS = `id, name, plan, limit_per_minute AS "limitPerMinute", limit_per_day AS "limitPerDay",
-  created_at AS "createdAt"`;
+import { accountQueries } from './access.queries';
 
 export interface AccountLimits {
   limitPerMinute?: number | null;
@@ -32,9 +30,7 @@ export class AccountsService {
     const created = await this.uow.run(async (tx) => {
       const [account] = await preparedQuery<AccountEntity>(
         tx.manager,
-        `INSERT INTO accounts (name, plan, limit_per_minute, limit_per_day) VALUES ($1, $2, $3, $4)
-         RETURNING ${ACCOUNT_COLUMNS}`,
-        [name, plan, checked.limitPerMinute, checked.limitPerDay],
+        accountQueries.insert({ name, plan, ...checked }),
       );
       const key = await this.keys.issue(tx, account.id, { name: 'default', scopes: OWNER_SCOPES });
       return { account, key };
@@ -46,9 +42,7 @@ export class AccountsService {
     const checked = checkPlan(plan, limits);
     const [account] = await preparedQuery<AccountEntity>(
       this.dataSource,
-      `UPDATE accounts SET plan = $2, limit_per_minute = $3, limit_per_day = $4 WHERE id = $1
-       RETURNING ${ACCOUNT_COLUMNS}`,
-      [accountId, plan, checked.limitPerMinute, checked.limitPerDay],
+      accountQueries.setPlan(accountId, { plan, ...checked }),
     );
     if (!account) throw ApiError.notFound('Account');
     await this.keys.broadcast({ accountId });
@@ -56,19 +50,11 @@ export class AccountsService {
   }
 
   list(limit: number, afterId = 0): Promise<AccountEntity[]> {
-    return preparedQuery<AccountEntity>(
-      this.dataSource,
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > $1 ORDER BY id LIMIT $2`,
-      [afterId, limit],
-    );
+    return preparedQuery<AccountEntity>(this.dataSource, accountQueries.page(afterId, limit));
   }
 
   async get(accountId: number): Promise<AccountEntity> {
-    const [found] = await preparedQuery<AccountEntity>(
-      this.dataSource,
-      `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`,
-      [accountId],
-    );
+    const [found] = await preparedQuery<AccountEntity>(this.dataSource, accountQueries.get(accountId));
     if (!found) throw ApiError.notFound('Account');
     return found;
   }

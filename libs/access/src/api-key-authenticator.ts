@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { RedisBroadcast } from '@app/redis';
 import { AUTH_INVALIDATION_CHANNEL, AuthContext, AuthInvalidation, isUsable } from './auth-context';
+import { apiKeyQueries } from './access.queries';
 import { displayPrefix, hashApiKey, hasValidTag, KeyTags, keyFormat } from './api-key-format';
 import { KeyCache } from './key-cache';
 import { LegacyKeyPrefixes } from './legacy-key-prefixes';
@@ -237,15 +238,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   }
 
   private async query(hash: string): Promise<AuthContext | null> {
-    const rows: AuthContext[] = await preparedQuery(
-      this.dataSource,
-      `SELECT k.id AS "keyId", k.account_id AS "accountId", k.scopes, k.expires_at AS "expiresAt",
-              k.rotated_out_at AS "rotatedOutAt", k.revoked_at AS "revokedAt",
-              a.plan, a.limit_per_minute AS "limitPerMinute", a.limit_per_day AS "limitPerDay"
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id
-        WHERE k.key_hash = $1`,
-      [hash],
-    );
+    const rows = await preparedQuery<AuthContext>(this.dataSource, apiKeyQueries.authContext(hash));
     return rows[0] ?? null;
   }
 
@@ -256,10 +249,10 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     try {
       await preparedQuery(
         this.dataSource,
-        `UPDATE api_keys k SET last_used_at = v.t
-           FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, t)
-          WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
-        [batch.map(([id]) => id), batch.map(([, t]) => new Date(t).toISOString())],
+        apiKeyQueries.touchLastUsed(
+          batch.map(([id]) => id),
+          batch.map(([, t]) => new Date(t).toISOString()),
+        ),
       );
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'last_used_at flush failed');

@@ -4,7 +4,7 @@ import { AppConfig, Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
 import { DomainUnitOfWork, Tx } from '@app/events';
-import { ApiKeyEntity } from './api-key.entity';
+import { accountQueries, apiKeyQueries, ApiKeyRow } from './access.queries';
 import { Scope, SCOPES } from './scopes';
 import { assertWithinQuota } from './quotas';
 import { handOverBan } from './rate-limit-subject';
@@ -35,17 +35,6 @@ export interface ApiKeyView {
 export type IssuedApiKey = ApiKeyView & { secret: string };
 
 export type OperatorApiKeyView = ApiKeyView & { revokedAt: string | null };
-
-const KEY_COLUMNS = `k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_hash AS "keyHash", k.scopes,
-  k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.rotated_out_at AS "rotatedOutAt",
-  k.last_used_at AS "lastUsedAt", k.created_at AS "createdAt"`;
-type ApiKeyRow = Omit<ApiKeyEntity, 'tagged'>;
-
-const ACTIVE = (now: string) =>
-  `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND (k.rotated_out_at IS NULL OR k.rotated_out_at > ${now})`;
-
-const MANAGER = (now: string) =>
-  `'admin' = ANY(k.scopes) AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ${now}) AND k.rotated_out_at IS NULL`;
 
 // Longer, an old secret would be a second key in all but the quota.
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
@@ -139,18 +128,14 @@ export class ApiKeysService {
     if (caller) assertManages(caller);
     const keys = await preparedQuery<ApiKeyRow>(
       this.dataSource,
-      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 AND ${ACTIVE('$2')} ORDER BY k.id`,
-      [accountId, this.clock.now()],
+      apiKeyQueries.activeOfAccount(accountId, this.clock.now()),
     );
     return keys.map(toApiKeyView);
   }
 
   /** Revoked, expired and rotated-out keys count too. */
   async belongsTo(accountId: number, keyId: number): Promise<boolean> {
-    const rows = await preparedQuery(this.dataSource, `SELECT 1 FROM api_keys WHERE id = $1 AND account_id = $2`, [
-      keyId,
-      accountId,
-    ]);
+    const rows = await preparedQuery(this.dataSource, apiKeyQueries.exists(accountId, keyId));
     return rows.length > 0;
   }
 
@@ -158,18 +143,13 @@ export class ApiKeysService {
   async countLegacy(): Promise<number> {
     const [row] = await preparedQuery<{ n: string }>(
       this.dataSource,
-      `SELECT count(*) AS n FROM api_keys k WHERE NOT k.tagged AND ${ACTIVE('$1')}`,
-      [this.clock.now()],
+      apiKeyQueries.countActiveLegacy(this.clock.now()),
     );
     return Number(row.n);
   }
 
   async listAll(accountId: number): Promise<OperatorApiKeyView[]> {
-    const keys = await preparedQuery<ApiKeyRow>(
-      this.dataSource,
-      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id`,
-      [accountId],
-    );
+    const keys = await preparedQuery<ApiKeyRow>(this.dataSource, apiKeyQueries.allOfAccount(accountId));
     return keys.map((k) => ({ ...toApiKeyView(k), revokedAt: iso(k.revokedAt) }));
   }
 
@@ -187,7 +167,7 @@ export class ApiKeysService {
         );
       }
       k.revokedAt = this.clock.now();
-      await preparedQuery(tx.manager, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1`, [k.id, k.revokedAt]);
+      await preparedQuery(tx.manager, apiKeyQueries.revoke(k.id, k.revokedAt));
       await tx.emit({
         accountId,
         type: 'api_key.revoked',
@@ -213,10 +193,7 @@ export class ApiKeysService {
       // The new secret would be a key of the old one's scopes and expiry in the caller's hands.
       if (manager && old.id !== manager.id) assertCovers(manager, old, 'rotate');
       old.rotatedOutAt = new Date(this.clock.now().getTime() + grace * 1000);
-      await preparedQuery(tx.manager, `UPDATE api_keys SET rotated_out_at = $2 WHERE id = $1`, [
-        old.id,
-        old.rotatedOutAt,
-      ]);
+      await preparedQuery(tx.manager, apiKeyQueries.rotateOut(old.id, old.rotatedOutAt));
       // After the update: an old key with no grace left is out, so the new one takes its place.
       await assertWithinQuota(tx.manager, accountId, 'keys', this.clock.now());
       const fresh = await this.issue(tx, accountId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt });
@@ -271,16 +248,13 @@ export class ApiKeysService {
     const secret = generateApiKey(this.tags);
     const [key] = await preparedQuery<ApiKeyRow>(
       tx.manager,
-      `INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at, tagged)
-       VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING ${KEY_COLUMNS}`,
-      [
-        accountId,
-        input.name,
-        displayPrefix(secret),
-        hashApiKey(secret),
-        input.scopes?.length ? [...new Set(input.scopes)] : [...DEFAULT_SCOPES],
-        input.expiresAt ?? null,
-      ],
+      apiKeyQueries.insert(accountId, {
+        name: input.name,
+        prefix: displayPrefix(secret),
+        keyHash: hashApiKey(secret),
+        scopes: input.scopes?.length ? [...new Set(input.scopes)] : [...DEFAULT_SCOPES],
+        expiresAt: input.expiresAt ?? null,
+      }),
     );
     const view = toApiKeyView(key);
     await tx.emit({ accountId, type: 'api_key.created', resourceType: 'api_key', resourceId: key.id, data: view });
@@ -290,21 +264,18 @@ export class ApiKeysService {
   private async findActive(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
     const [k] = await preparedQuery<ApiKeyRow>(
       tx.manager,
-      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')} FOR UPDATE`,
-      [keyId, accountId, this.clock.now()],
+      apiKeyQueries.lockActive(accountId, keyId, this.clock.now()),
     );
     if (!k) throw new ApiError('not_found', 'API key not found (or revoked, expired or rotated out)');
     return k;
   }
 
   /** Under the account's row lock: two keys revoking each other cannot both pass the last-admin check. */
-  // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
   private async lockManager(tx: Tx, accountId: number, keyId: number): Promise<ApiKeyRow> {
-    await preparedQuery(tx.manager, `SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, [accountId]);
+    await preparedQuery(tx.manager, accountQueries.lockForKeys(accountId));
     const [me] = await preparedQuery<ApiKeyRow>(
       tx.manager,
-      `SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = $1 AND k.account_id = $2 AND ${ACTIVE('$3')}`,
-      [keyId, accountId, this.clock.now()],
+      apiKeyQueries.activeById(accountId, keyId, this.clock.now()),
     );
     if (!me) throw new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
     if (me.rotatedOutAt) {
@@ -318,11 +289,7 @@ export class ApiKeysService {
 
   private async isLastManager(tx: Tx, accountId: number, k: ApiKeyRow): Promise<boolean> {
     if (!k.scopes.includes('admin') || k.rotatedOutAt) return false;
-    const [other] = await preparedQuery(
-      tx.manager,
-      `SELECT 1 FROM api_keys k WHERE k.account_id = $1 AND k.id <> $2 AND ${MANAGER('$3')} LIMIT 1`,
-      [accountId, k.id, this.clock.now()],
-    );
+    const [other] = await preparedQuery(tx.manager, apiKeyQueries.otherManager(accountId, k.id, this.clock.now()));
     return !other;
   }
 }

@@ -13,5 +13,6 @@ export * from './rate-limit-decision';
 export * from './plan-rate-limiter';
 export * from './rate-limit-subject';
 export * from './quotas';
+export * from './access.queries';
 export * from './usage-counters';
 export * from './access.module';

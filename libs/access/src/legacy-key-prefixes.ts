@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
+import { apiKeyQueries } from './access.queries';
 
 // Also reloaded on invalidations; this covers a missed one.
 const RELOAD_MS = 60_000;
@@ -38,13 +39,7 @@ export class LegacyKeyPrefixes {
 
   private async load(): Promise<void> {
     try {
-      const rows = await preparedQuery<{ prefix: string }>(
-        this.dataSource,
-        `SELECT DISTINCT prefix FROM api_keys
-          WHERE NOT tagged AND revoked_at IS NULL
-            AND (expires_at IS NULL OR expires_at > now()) AND (rotated_out_at IS NULL OR rotated_out_at > now())`,
-        [],
-      );
+      const rows = await preparedQuery<{ prefix: string }>(this.dataSource, apiKeyQueries.legacyPrefixes());
       this.prefixes = new Set(rows.map((r) => r.prefix));
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'legacy key prefixes not loaded');

@@ -2,6 +2,7 @@ import { EntityManager } from 'typeorm';
 import { ApiError } from '@app/errors';
 import { preparedQuery } from '@app/database';
 import type { Plan } from './account.entity';
+import { accountQueries, quotaQueries } from './access.queries';
 
 export interface Quotas {
   /** Rotated-out keys count until their grace ends (they still authenticate). */
@@ -19,13 +20,6 @@ export const PLAN_QUOTAS: Record<Plan, Quotas> = {
 
 export type QuotaResource = keyof Quotas;
 
-const COUNTS: Record<QuotaResource, string> = {
-  keys: `SELECT count(*)::int AS n FROM api_keys
-          WHERE account_id = $1 AND revoked_at IS NULL AND (rotated_out_at IS NULL OR rotated_out_at > $2)
-            AND (expires_at IS NULL OR expires_at > $2)`,
-  webhooks: 'SELECT count(*)::int AS n FROM webhooks WHERE account_id = $1',
-};
-
 const FREE_ONE: Record<QuotaResource, string> = { keys: 'revoke one', webhooks: 'delete one' };
 
 // 422 quota_exceeded at the plan's number. Call it inside the creating transaction: the account
@@ -36,15 +30,11 @@ export async function assertWithinQuota(
   resource: QuotaResource,
   now = new Date(),
 ): Promise<void> {
-  const [account] = (await preparedQuery(manager, 'SELECT plan FROM accounts WHERE id = $1 FOR UPDATE', [
-    accountId,
-  ])) as {
-    plan: Plan;
-  }[];
+  const [account] = await preparedQuery<{ plan: Plan }>(manager, accountQueries.lockPlan(accountId));
   if (!account) throw ApiError.notFound('Account');
   const limit = PLAN_QUOTAS[account.plan][resource];
-  const params = resource === 'keys' ? [accountId, now] : [accountId];
-  const [{ n }] = (await preparedQuery(manager, COUNTS[resource], params)) as { n: number }[];
+  const count = resource === 'keys' ? quotaQueries.keys(accountId, now) : quotaQueries.webhooks(accountId);
+  const [{ n }] = await preparedQuery<{ n: number }>(manager, count);
   if (n >= limit) {
     throw new ApiError(
       'quota_exceeded',

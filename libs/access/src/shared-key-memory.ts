@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
+import { apiKeyQueries } from './access.queries';
 import { REDIS, RedisClient } from '@app/redis';
 import { AuthContext } from './auth-context';
 
@@ -73,8 +74,7 @@ export class SharedKeyMemory {
     if (target.accountId !== undefined) {
       const rows = await preparedQuery<{ hash: string }>(
         this.dataSource,
-        `SELECT key_hash AS hash FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`,
-        [target.accountId],
+        apiKeyQueries.unrevokedHashes(target.accountId),
       );
       hashes.push(...rows.map((r) => r.hash));
     }

@@ -9,6 +9,7 @@ export * from './job-handlers';
 export * from './job-batcher';
 export * from './sweep-source';
 export * from './outbox-row';
+export * from './jobs.queries';
 export * from './outbox-staging.service';
 export * from './outbox-dispatch.service';
 export * from './unit-of-work.service';

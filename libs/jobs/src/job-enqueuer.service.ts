@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { JobQueues } from './job-queues';
-import { OutboxRow } from './outbox-row';
+import { OutboxRow } from './jobs.queries';
 
 @Injectable()
 export class JobEnqueuer {

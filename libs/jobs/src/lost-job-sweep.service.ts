@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
 import { describe } from '@app/errors';
 import { LostJobRequeue } from './lost-job-requeue.service';
+import { outboxQueries } from './jobs.queries';
 import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
@@ -97,8 +98,7 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
     const staged = await preparedQuery<Pick<OutboxEntity, 'jobId'>>(
       manager,
-      'SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY($1::text[])',
-      [jobs.map((job) => job.jobId)],
+      outboxQueries.stagedJobIds(jobs.map((job) => job.jobId)),
     );
     const inOutbox = new Set(staged.map((r) => r.jobId));
     const candidates = jobs.filter((job) => !inOutbox.has(job.jobId));

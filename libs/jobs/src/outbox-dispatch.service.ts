@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
 import { within, withSpan } from '@app/observability';
 import { JobEnqueuer } from './job-enqueuer.service';
-import { OutboxRow } from './outbox-row';
+import { outboxQueries, OutboxRow } from './jobs.queries';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 
 /** How long a request waits for the after-commit enqueue before leaving it to the relay. */
@@ -68,7 +68,7 @@ export class OutboxDispatch implements OnModuleDestroy {
     if (!this.dispatched.length) return;
     const ids = this.dispatched;
     this.dispatched = [];
-    const done = preparedQuery(this.dataSource, 'DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]).then(
+    const done = preparedQuery(this.dataSource, outboxQueries.delete(ids)).then(
       () => undefined,
       (err: Error) =>
         this.logger.warn({ err: { message: err.message }, count: ids.length }, 'outbox cleanup deferred to relay'),

@@ -4,7 +4,7 @@ import { preparedQuery, TransactionRunner } from '@app/database';
 import { within } from '@app/observability';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { JobQueues } from './job-queues';
-import { OUTBOX_COLUMNS, OutboxRow } from './outbox-row';
+import { outboxQueries, OutboxRow } from './jobs.queries';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 
 /** How long a relay pass holds its claimed rows while Redis takes the jobs. */
@@ -61,16 +61,13 @@ export class OutboxRelayService implements OnApplicationBootstrap, BeforeApplica
     await this.redisMemory.check();
     if (this.redisMemory.full) return 0;
     return this.transactions.run(async (manager) => {
-      const rows: OutboxRow[] = await preparedQuery(
+      const rows = await preparedQuery<OutboxRow>(
         manager,
-        `SELECT ${OUTBOX_COLUMNS} FROM outbox
-         WHERE created_at < now() - make_interval(secs => $1::double precision / 1000)
-         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [this.config.outbox.relayGraceMs, batchSize],
+        outboxQueries.claimForRelay(this.config.outbox.relayGraceMs, batchSize),
       );
       if (!rows.length) return 0;
       await within(this.enqueuer.enqueue(rows), RELAY_ENQUEUE_TIMEOUT_MS, 'outbox relay');
-      await preparedQuery(manager, 'DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+      await preparedQuery(manager, outboxQueries.delete(rows.map((r) => r.id)));
       return rows.length;
     });
   }

@@ -1,10 +1,5 @@
 import { StagedJob } from './job-definition';
-import { OutboxEntity } from './outbox.entity';
-
-export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' | 'payload' | 'runAt' | 'traceparent'>;
-
-export const OUTBOX_COLUMNS =
-  'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
+import { OutboxRow } from './jobs.queries';
 
 /** The row shape of a job enqueued without an outbox row (id 0: nothing to delete). */
 export function unstagedRow(job: StagedJob): OutboxRow {

@@ -1,6 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import { AppConfig } from '@app/config';
-import { HistoryTable } from '@app/database';
+import { HistoryTable, Sql } from '@app/database';
 
 /** Retention drops its partitions whole, never rows (docs/storage.md). */
 export interface PartitionedHistory extends HistoryTable {
@@ -15,20 +15,8 @@ export interface RetentionSource {
   readonly name: string;
   keepDays(config: AppConfig): number;
   readonly partitioned?: PartitionedHistory;
-  /** Not partitioned: removes at most $2 records finished over $1 days ago, answering one row `{ removed }`. */
-  readonly removeSql?: string;
+  /** Not partitioned: removes at most `limit` records finished over `olderThanDays` ago, answering one row `{ removed }`. */
+  remove?(olderThanDays: number, limit: number): Sql;
 }
 
 export const RetentionSource = DiscoveryService.createDecorator<void>();
-
-// SKIP LOCKED keeps a batch short and waiting for nobody; rows go to the DELETE as an array of addresses, since
-// with `IN (...)` the planner may hash-join the whole table. `alsoWhere` is over alias `r`.
-export function batchRemoveSql(table: string, ageColumn: string, alsoWhere = 'true'): string {
-  return `WITH gone AS (
-      DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
-        SELECT r.ctid FROM ${table} r
-         WHERE r.${ageColumn} < now() - make_interval(secs => $1::double precision * 86400) AND ${alsoWhere}
-         ORDER BY r.${ageColumn} LIMIT $2 FOR UPDATE OF r SKIP LOCKED))
-      RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
-}

@@ -3,10 +3,18 @@ import { DiscoveryService } from '@nestjs/core';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { createPartitionsAhead, dropPartition, historyPartitions, isLockTimeout, preparedQuery } from '@app/database';
+import {
+  createPartitionsAhead,
+  dropPartition,
+  historyPartitions,
+  isLockTimeout,
+  preparedQuery,
+  queryPlannedPerCall,
+} from '@app/database';
 import { defineJob } from './job-definition';
 import { scheduleJob } from './job-schedule';
 import { JobQueues } from './job-queues';
+import { retentionQueries } from './jobs.queries';
 import { OnJob } from './on-job.decorator';
 import { MaintenanceQueue } from './queue-definition';
 import { PartitionedHistory, RetentionSource } from './retention-source';
@@ -36,10 +44,6 @@ const removed = new Counter({
   help: 'Records removed by retention, by source',
   labelNames: ['source'] as const,
 });
-
-/** Any row of `table` created at `$1` (ms) or later: the table's BRIN index on created_at reads only its tail. */
-export const youngRowProbe = (table: string) =>
-  `SELECT 1 FROM ${table} WHERE created_at >= to_timestamp($1::double precision / 1000) LIMIT 1`;
 
 /** One run across all workers (a job scheduler) every RETENTION_INTERVAL_MS; docs/storage.md has the partitions. */
 @Injectable()
@@ -77,10 +81,10 @@ export class RetentionService implements OnApplicationBootstrap {
       }
       counts[source.name] = 0;
       for (;;) {
-        const [{ removed: n }] = await preparedQuery<{ removed: number }>(this.dataSource, source.removeSql!, [
-          source.keepDays(this.config),
-          BATCH,
-        ]);
+        const [{ removed: n }] = await preparedQuery<{ removed: number }>(
+          this.dataSource,
+          source.remove!(source.keepDays(this.config), BATCH),
+        );
         counts[source.name] += n;
         removed.inc({ source: source.name }, n);
         if (n < BATCH || Date.now() > deadline) break;
@@ -112,11 +116,11 @@ export class RetentionService implements OnApplicationBootstrap {
       if (p.toMs > cutoff) break;
       const table = `"${p.name}"`;
       if (h.key === 'time-ordered-id') {
-        const [young] = await this.dataSource.query(youngRowProbe(table), [cutoff]);
+        const [young] = await queryPlannedPerCall(this.dataSource, retentionQueries.youngRow(table, cutoff));
         if (young) continue;
       }
       if (h.openRows) {
-        const [open] = await this.dataSource.query(`SELECT 1 FROM ${table} WHERE ${h.openRows} LIMIT 1`);
+        const [open] = await queryPlannedPerCall(this.dataSource, retentionQueries.openRow(table, h.openRows));
         if (open) continue;
       }
       if (h.beforeDrop) await this.dataSource.query(h.beforeDrop(table));

@@ -4,7 +4,7 @@ import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, preparedQuery, sql, TransactionRunner } from '@app/database';
 import { defineJob } from './job-definition';
 import { OutboxDispatch } from './outbox-dispatch.service';
-import { OutboxRow } from './outbox-row';
+import { OutboxRow } from './jobs.queries';
 import { OutboxStaging } from './outbox-staging.service';
 import { defineQueue } from './queue-definition';
 import { UnitOfWork } from './unit-of-work.service';

@@ -4,8 +4,8 @@ import { LazyTransaction, Sql, TransactionRunner } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { JobDefinition, StagedJob, stagedJob, StageOptions } from './job-definition';
 import { OutboxDispatch } from './outbox-dispatch.service';
-import { OutboxRow } from './outbox-row';
-import { DeferredWrite, OutboxStaging } from './outbox-staging.service';
+import { OutboxRow } from './jobs.queries';
+import { OutboxStaging } from './outbox-staging.service';
 
 export interface UnitOfWorkTx {
   /** Touching it begins a transaction; a work that never does commits as one statement, in one round trip. */
@@ -39,7 +39,7 @@ export class UnitOfWork {
     extension?: UnitOfWorkExtension<X>,
   ): Promise<T> {
     const transaction = this.transactions.lazy();
-    const writes: DeferredWrite[] = [];
+    const writes: Sql[] = [];
     const jobs: StagedJob[] = [];
     const tx: UnitOfWorkTx = {
       get manager() {
@@ -49,7 +49,7 @@ export class UnitOfWork {
         jobs.push(stagedJob(job, payload, { ...options, traceparent: options.traceparent ?? currentTraceparent() }));
       },
       write: (statement) => {
-        writes.push({ text: statement.text, values: statement.values as unknown[] });
+        writes.push(statement);
       },
     };
     const opened = extension?.open(tx);
@@ -68,7 +68,7 @@ export class UnitOfWork {
     return value;
   }
 
-  private stage(transaction: LazyTransaction, writes: DeferredWrite[], jobs: StagedJob[]): Promise<OutboxRow[]> {
+  private stage(transaction: LazyTransaction, writes: Sql[], jobs: StagedJob[]): Promise<OutboxRow[]> {
     const db = transaction.begun ? transaction.manager : this.dataSource;
     const stage = () => this.staging.stage(db, writes, jobs);
     return jobs.length

@@ -7,6 +7,7 @@ import { JobQueues, OnJob, scheduleJob } from '@app/jobs';
 import { REDIS, RedisClient } from '@app/redis';
 import { AggregateUsageJob } from './usage.jobs';
 import { countsByKey, HOUR_MS, MINUTE_MS } from './usage-time';
+import { MinuteRows, usageHourQueries, usageMinuteQueries } from './usage.queries';
 
 /** A minute is copied once every API process has had time to index it (two index flushes). */
 const SETTLE_MS = 2 * USAGE_INDEX_FLUSH_MS;
@@ -18,33 +19,6 @@ const copied = new Counter({
   name: 'petstore_usage_rows_copied_total',
   help: 'Per-key usage minutes copied from Redis into Postgres',
 });
-
-const UPSERT_MINUTES = `
-  INSERT INTO usage_minutes (account_id, minute, key_id, admitted, refused, bans)
-  SELECT u.* FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::int[], $5::int[], $6::int[])
-           AS u(account_id, minute, key_id, admitted, refused, bans)
-   WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = u.account_id)
-  ON CONFLICT (account_id, minute, key_id) DO UPDATE
-     SET admitted = EXCLUDED.admitted, refused = EXCLUDED.refused, bans = EXCLUDED.bans`;
-
-/** Each touched hour again from its minutes: the same answer however often it runs. */
-const ROLL_UP_HOURS = `
-  INSERT INTO usage_hours (account_id, hour, key_id, admitted, refused, bans)
-  SELECT account_id, date_trunc('hour', minute, 'UTC'), key_id, sum(admitted), sum(refused), sum(bans)
-    FROM usage_minutes
-   WHERE account_id = ANY($1::bigint[]) AND minute >= $2 AND minute < $3
-   GROUP BY 1, 2, 3
-  ON CONFLICT (account_id, hour, key_id) DO UPDATE
-     SET admitted = EXCLUDED.admitted, refused = EXCLUDED.refused, bans = EXCLUDED.bans`;
-
-interface MinuteRows {
-  accountIds: number[];
-  minutes: Date[];
-  keyIds: number[];
-  admitted: number[];
-  refused: number[];
-  bans: number[];
-}
 
 // A row is set to the hash's count, never added to, so a run that repeats a minute (a crash, a late index entry)
 // writes the same numbers again.
@@ -111,15 +85,8 @@ export class UsageAggregationService implements OnApplicationBootstrap {
     }
     const hour = Math.floor(minute / HOUR_MS) * HOUR_MS;
     await this.transactions.run(async (manager) => {
-      await preparedQuery(manager, UPSERT_MINUTES, [
-        rows.accountIds,
-        rows.minutes,
-        rows.keyIds,
-        rows.admitted,
-        rows.refused,
-        rows.bans,
-      ]);
-      await preparedQuery(manager, ROLL_UP_HOURS, [[...accounts], new Date(hour), new Date(hour + HOUR_MS)]);
+      await preparedQuery(manager, usageMinuteQueries.upsert(rows));
+      await preparedQuery(manager, usageHourQueries.rollUp([...accounts], new Date(hour), new Date(hour + HOUR_MS)));
     });
     // SREM, not DEL: an API process may add to this index right now (a late flush); that entry
     // stays for the next run, which copies the whole hash again.

@@ -12,6 +12,7 @@ import {
   MINUTE_MS,
   UsageGranularity,
 } from './usage-time';
+import { CountsRow, usageHourQueries, usageMinuteQueries } from './usage.queries';
 
 export interface UsageQuery {
   /** Inclusive; rounded down to its bucket. */
@@ -26,22 +27,6 @@ export interface UsageQuery {
 export interface UsageBucket extends KeyCounts {
   startMs: number;
 }
-
-interface CountsRow extends KeyCounts {
-  start: Date;
-}
-
-const MINUTES_SQL = `SELECT minute AS start, sum(admitted)::int AS admitted, sum(refused)::int AS refused,
-         sum(bans)::int AS bans
-    FROM usage_minutes
-   WHERE account_id = $1 AND minute >= $2 AND minute < $3 AND ($4::bigint IS NULL OR key_id = $4)
-   GROUP BY minute`;
-
-const HOURS_SQL = `SELECT date_trunc($5, hour, 'UTC') AS start, sum(admitted)::int AS admitted,
-         sum(refused)::int AS refused, sum(bans)::int AS bans
-    FROM usage_hours
-   WHERE account_id = $1 AND hour >= $2 AND hour < $3 AND ($4::bigint IS NULL OR key_id = $4)
-   GROUP BY 1`;
 
 // From the start of the previous UTC hour on, read live from the limiter's Redis hashes, so the current minute shows
 // at once; before, from Postgres. The split is on an hour boundary, so no bucket is counted from both.
@@ -71,16 +56,10 @@ export class UsageHistoryService {
     };
     if (from < liveFrom) {
       // Copied long ago: a replica that lags a second serves it as well as the primary.
+      const range = { accountId, from: new Date(from), to: new Date(Math.min(to, liveFrom)), keyId: q.keyId ?? null };
       const rows = await preparedQuery<CountsRow>(
         this.replicas.forStaleRead(),
-        q.granularity === 'minute' ? MINUTES_SQL : HOURS_SQL,
-        [
-          accountId,
-          new Date(from),
-          new Date(Math.min(to, liveFrom)),
-          q.keyId ?? null,
-          ...(q.granularity === 'minute' ? [] : [q.granularity]),
-        ],
+        q.granularity === 'minute' ? usageMinuteQueries.counts(range) : usageHourQueries.counts(range, q.granularity),
       );
       for (const row of rows) add(row.start.getTime(), row);
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
+import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { usageHourQueries } from './usage.queries';
 
 /** The 24-hour view needs one day of minutes. */
 @Injectable()
@@ -19,7 +20,7 @@ export class UsageMinutesRetentionSource implements RetentionSource {
 @RetentionSource()
 export class UsageHoursRetentionSource implements RetentionSource {
   readonly name = 'usage_hours';
-  readonly removeSql = batchRemoveSql('usage_hours', 'hour');
+  readonly remove = usageHourQueries.remove;
 
   keepDays(config: AppConfig): number {
     return config.retention.usageHoursDays;

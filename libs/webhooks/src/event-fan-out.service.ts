@@ -4,9 +4,8 @@ import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
 import { DomainUnitOfWork, FanOutEventJob } from '@app/events';
 import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
-import { CREATED_AT_US } from './views';
+import { FannedOutDelivery, webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob } from './webhook.jobs';
-import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
 const BATCH_WAIT_MS = 5;
@@ -17,21 +16,6 @@ interface FanOut {
   /** The fan-out's own span: each delivery of the event continues it, also in its retries and the sweep. */
   traceparent: string | null;
 }
-
-const FAN_OUT_SQL = `WITH input AS (
-    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS i(event_id, account_id, traceparent)),
-  fanned AS (
-    UPDATE events e SET fanned_out = true FROM input i
-     WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
-    RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
-  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
-  SELECT w.id, e.account_id, e.id, e.type, e.traceparent
-    FROM fanned e
-    JOIN webhooks w ON w.account_id = e.account_id
-   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-   ORDER BY e.id, w.id
-  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
-    ${CREATED_AT_US}`;
 
 // Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
 // fan-outs of one event), so a repeated fan-out adds nothing: a unique index on a partitioned table would have to
@@ -60,16 +44,14 @@ export class EventFanOutService {
   private async write(batch: FanOut[]): Promise<number[]> {
     const created = new Map<number, number>();
     await this.uow.run(async (tx) => {
-      const deliveries = await preparedQuery<
-        Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'webhookId' | 'traceparent'> & {
-          eventId: number;
-          createdAtUs: string;
-        }
-      >(tx.manager, FAN_OUT_SQL, [
-        batch.map((f) => f.eventId),
-        batch.map((f) => f.accountId),
-        batch.map((f) => f.traceparent),
-      ]);
+      const deliveries = await preparedQuery<FannedOutDelivery>(
+        tx.manager,
+        webhookDeliveryQueries.fanOut({
+          eventIds: batch.map((f) => f.eventId),
+          accountIds: batch.map((f) => f.accountId),
+          traceparents: batch.map((f) => f.traceparent),
+        }),
+      );
       const batches = new Set<number>();
       for (const d of deliveries) {
         created.set(d.eventId, (created.get(d.eventId) ?? 0) + 1);

@@ -4,6 +4,7 @@ export * from './webhook-delivery-attempt.entity';
 export * from './address-guard';
 export * from './signature';
 export * from './views';
+export * from './webhooks.queries';
 export * from './secret-box';
 export * from './webhook.jobs';
 export * from './webhook-metrics';

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { SecretKey } from '@app/config';
 import { preparedQuery } from '@app/database';
-import type { WebhookEntity } from './webhook.entity';
+import { webhookQueries, WebhookSecrets } from './webhooks.queries';
 
 const FORMAT = 'v1';
 const IV_BYTES = 12; // GCM's standard nonce size; random per seal (2^-32 collision risk only after ~2^32 seals per key)
@@ -62,12 +62,7 @@ export async function resealWebhookSecrets(
   box: WebhookSecretBox,
   webhookId?: number,
 ): Promise<number> {
-  const rows = await preparedQuery<Pick<WebhookEntity, 'id' | 'accountId' | 'secret' | 'previousSecret'>>(
-    manager,
-    `SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
-      WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,
-    [webhookId ?? null],
-  );
+  const rows = await preparedQuery<WebhookSecrets>(manager, webhookQueries.secrets(webhookId ?? null));
   const reseal = (stored: string, accountId: number) => box.seal(box.open(stored, accountId), accountId);
   let changed = 0;
   for (const w of rows) {
@@ -75,15 +70,11 @@ export async function resealWebhookSecrets(
     if (!box.needsReseal(w.secret) && !previousStale) continue;
     const resealed = await preparedQuery(
       manager,
-      `UPDATE webhooks SET secret = $3, previous_secret = $5
-        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $4 RETURNING id`,
-      [
-        w.id,
-        w.secret,
+      webhookQueries.reseal(
+        w,
         box.needsReseal(w.secret) ? reseal(w.secret, w.accountId) : w.secret,
-        w.previousSecret,
         previousStale ? reseal(w.previousSecret!, w.accountId) : w.previousSecret,
-      ],
+      ),
     );
     changed += resealed.length;
   }

@@ -1,47 +1,30 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { GroupCommit, JsonRow, preparedQuery } from '@app/database';
+import { GroupCommit, preparedQuery } from '@app/database';
 import { currentTraceparent, runInTrace, withSpan } from '@app/observability';
-import { DomainEvent, DomainUnitOfWork, EVENT_COLUMNS, PublicEvent, toPublicEvent, Tx } from '@app/events';
+import { PublicEvent, toPublicEvent, DomainUnitOfWork, Tx } from '@app/events';
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
 import { WebhookSigner } from './signature';
 import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhookQueue } from './webhook.jobs';
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
-import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery } from './views';
-import type { WebhookEntity } from './webhook.entity';
+import { toWebhookView } from './views';
+import {
+  DeliveredAttempt,
+  DeliveryToSend,
+  Webhook,
+  WebhookDelivery,
+  webhookDeliveryQueries,
+  webhookQueries,
+} from './webhooks.queries';
 import { SendResult, WebhookSender } from './webhook-sender';
 
 type DeliveryJob = JobPayload<typeof DeliverWebhookJob>;
 type BatchJob = JobPayload<typeof DeliverWebhookBatchJob>;
 
 type WebhookRef = Pick<Webhook, 'id' | 'accountId'>;
-
-/** A delivery with what sending it takes, read in one statement. */
-interface DeliveryToSend extends WebhookDelivery {
-  traceparent: string | null;
-  webhook: Pick<
-    WebhookEntity,
-    'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
-  >;
-  /** Null for a test delivery. */
-  event: JsonRow<DomainEvent> | null;
-}
-
-const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent,
-    (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
-
-const DELIVERY_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2`;
-
-/** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
-const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
-const BATCH_TO_SEND_SQL = `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
-  WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
-    AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
-  ORDER BY d.id`;
 
 /** The consumer span a delivery's own job would have had: a batch's deliveries each continue their event's trace. */
 const DELIVERY_SPAN = `${WebhookQueue.name} ${DeliverWebhookJob.name}`;
@@ -52,49 +35,6 @@ interface Sent {
   recorded: Promise<unknown>;
 }
 type Attempt = () => Promise<Sent>;
-
-/** Recorded with the others that finish at the same time. */
-interface DeliveredAttempt {
-  accountId: number;
-  id: number;
-  /** Attempts recorded before this one: the row changes only if nobody recorded it first. */
-  attempts: number;
-  statusCode: number | null;
-  durationMs: number;
-  excerpt: string | null;
-  at: Date;
-}
-
-// After an UPDATE of webhook_deliveries as CTE `done` (RETURNING ATTEMPTED_COLUMNS), in the same statement: an
-// attempt is logged exactly when its delivery counts it.
-const ATTEMPTED_COLUMNS = `d.id, d.account_id, d.attempts, d.last_attempt_at, d.last_status_code, d.last_duration_ms,
-  d.last_response_excerpt, d.last_error`;
-const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts
-    (account_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
-  SELECT account_id, id, attempts, last_attempt_at, last_status_code, last_duration_ms, last_response_excerpt, last_error
-    FROM done`;
-
-const MARK_DELIVERED_SQL = `WITH done AS (
-    UPDATE webhook_deliveries d
-       SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
-           last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
-           last_response_excerpt = u.excerpt
-      FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::timestamptz[], $6::int[], $7::text[])
-        AS u(account_id, id, attempts, status_code, at, duration_ms, excerpt)
-     WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
-    RETURNING ${ATTEMPTED_COLUMNS}),
-  logged AS (${LOG_ATTEMPTS})
-  SELECT id FROM done`;
-
-/** An attempt is logged when the update counts one more. */
-const UPDATE_DELIVERY_SQL = `WITH done AS (
-    UPDATE webhook_deliveries d
-       SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
-           next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
-     WHERE d.account_id = $12 AND d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
-    RETURNING ${ATTEMPTED_COLUMNS}),
-  logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
-  SELECT id FROM done`;
 
 /** Shaped like an event, but not in the event log (id null). */
 function testEvent(d: WebhookDelivery): Omit<PublicEvent, 'id'> & { id: null } {
@@ -132,10 +72,10 @@ export class WebhookDeliveryService {
   }
 
   async deliver(job: DeliveryJob): Promise<void> {
-    const [delivery] = await preparedQuery<DeliveryToSend>(this.dataSource.manager, DELIVERY_TO_SEND_SQL, [
-      job.deliveryId,
-      job.accountId,
-    ]);
+    const [delivery] = await preparedQuery<DeliveryToSend>(
+      this.dataSource.manager,
+      webhookDeliveryQueries.toSend(job.accountId, job.deliveryId),
+    );
     // Gone with its webhook, already settled, or a duplicate of an attempt already recorded.
     if (!delivery || delivery.status !== 'pending' || delivery.attempts !== job.attempt) return;
     await this.send([delivery], (_d, attempt) => attempt());
@@ -143,11 +83,10 @@ export class WebhookDeliveryService {
 
   /** Those not attempted yet (a rerun of the job skips the ones it recorded); each in its own delivery's trace. */
   async deliverBatch(job: BatchJob): Promise<void> {
-    const deliveries = await preparedQuery<DeliveryToSend>(this.dataSource.manager, BATCH_TO_SEND_SQL, [
-      job.accountId,
-      job.webhookId,
-      job.createdAtUs,
-    ]);
+    const deliveries = await preparedQuery<DeliveryToSend>(
+      this.dataSource.manager,
+      webhookDeliveryQueries.batchToSend(job.accountId, job.webhookId, job.createdAtUs),
+    );
     if (!deliveries.length) return;
     // As a job of its own would run it: under a consumer span continuing the delivery's trace.
     await this.send(deliveries, (d, attempt) =>
@@ -290,46 +229,19 @@ export class WebhookDeliveryService {
 
   /** One statement, nothing else to commit with it: no transaction of its own. */
   private async markDelivered(batch: DeliveredAttempt[]): Promise<boolean[]> {
-    const recorded = await preparedQuery<{ id: number }>(this.dataSource, MARK_DELIVERED_SQL, [
-      batch.map((a) => a.accountId),
-      batch.map((a) => a.id),
-      batch.map((a) => a.attempts),
-      batch.map((a) => a.statusCode),
-      batch.map((a) => a.at),
-      batch.map((a) => a.durationMs),
-      batch.map((a) => a.excerpt),
-    ]);
+    const recorded = await preparedQuery<{ id: number }>(this.dataSource, webhookDeliveryQueries.markDelivered(batch));
     const ids = new Set(recorded.map((r) => r.id));
     return batch.map((a) => ids.delete(a.id));
   }
 
   /** Applies the change only if nobody recorded this attempt first; true when it did. */
   private async update(manager: EntityManager, d: WebhookDelivery, values: Partial<WebhookDelivery>): Promise<boolean> {
-    const next = { ...d, ...values };
-    const updated = await preparedQuery(manager, UPDATE_DELIVERY_SQL, [
-      d.id,
-      d.attempts,
-      next.status,
-      next.attempts,
-      next.lastStatusCode,
-      next.lastError,
-      next.lastAttemptAt,
-      next.nextAttemptAt,
-      next.deliveredAt,
-      next.lastDurationMs,
-      next.lastResponseExcerpt,
-      d.accountId,
-    ]);
+    const updated = await preparedQuery(manager, webhookDeliveryQueries.recordAttempt(d, { ...d, ...values }));
     return updated.length > 0;
   }
 
   private async disable(tx: Tx, webhook: WebhookRef): Promise<void> {
-    const [disabled] = await preparedQuery<Webhook>(
-      tx.manager,
-      `UPDATE webhooks w SET status = 'disabled', disabled_at = now() WHERE w.id = $1 AND w.status = 'active'
-       RETURNING ${WEBHOOK_COLUMNS}`,
-      [webhook.id],
-    );
+    const [disabled] = await preparedQuery<Webhook>(tx.manager, webhookQueries.disable(webhook.id));
     if (!disabled) return;
     this.logger.warn({ webhookId: webhook.id }, 'webhook disabled after failing for the maximum age');
     await tx.emit({

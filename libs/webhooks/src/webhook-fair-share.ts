@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { REDIS, RedisClient } from '@app/redis';
 import { preparedQuery } from '@app/database';
+import { webhookDeliveryQueries } from './webhooks.queries';
 
 const SLOT_COMMAND = 'petstoreWebhookSlot';
 
@@ -67,13 +68,9 @@ export class WebhookFairShare {
     const known = this.contention.get(accountId);
     if (known && known.until > now) return known.waiting;
     for (const [id, entry] of this.contention) if (entry.until <= now) this.contention.delete(id);
-    const waiting = preparedQuery(
-      this.dataSource,
-      `SELECT 1 FROM webhook_deliveries
-          WHERE status = 'pending' AND account_id <> $1 AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-          LIMIT 1`,
-      [accountId],
-    ).then((rows: unknown[]) => rows.length > 0);
+    const waiting = preparedQuery(this.dataSource, webhookDeliveryQueries.othersWaiting(accountId)).then(
+      (rows: unknown[]) => rows.length > 0,
+    );
     this.contention.set(accountId, { until: now + CONTENTION_TTL_MS, waiting });
     return waiting;
   }

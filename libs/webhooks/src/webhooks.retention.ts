@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { batchRemoveSql, PartitionedHistory, RetentionSource } from '@app/jobs';
+import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { webhookAttemptQueries, webhookDeliveryQueries } from './webhooks.queries';
 
 @Injectable()
 @RetentionSource()
@@ -11,7 +12,7 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
     column: 'id',
     key: 'time-ordered-id',
     sequence: 'webhook_deliveries_id_seq',
-    openRows: `status = 'pending'`,
+    openRows: webhookDeliveryQueries.openRows().text,
   };
 
   keepDays(config: AppConfig): number {
@@ -25,11 +26,7 @@ export class WebhookDeliveriesRetentionSource implements RetentionSource {
 @RetentionSource()
 export class WebhookDeliveryAttemptsRetentionSource implements RetentionSource {
   readonly name = 'webhook_delivery_attempts';
-  readonly removeSql = batchRemoveSql(
-    'webhook_delivery_attempts',
-    'attempted_at',
-    'NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.account_id = r.account_id AND d.id = r.delivery_id)',
-  );
+  readonly remove = webhookAttemptQueries.remove;
 
   keepDays(config: AppConfig): number {
     return config.retention.webhookDeliveriesDays;

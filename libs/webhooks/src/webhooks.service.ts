@@ -1,16 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { FeedOrder, feedPage, Page, preparedQuery, raw, ReadReplicas, sql } from '@app/database';
+import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota } from '@app/access';
 import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
 import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
-import { DELIVERY_COLUMNS, toWebhookView, Webhook, WEBHOOK_COLUMNS, WebhookDelivery, WebhookView } from './views';
+import { toWebhookView, WebhookView } from './views';
 import { DeliverWebhookJob } from './webhook.jobs';
-import { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
+import {
+  DeliveryAttemptRow,
+  RecoverScope,
+  Webhook,
+  webhookAttemptQueries,
+  WebhookDelivery,
+  webhookDeliveryQueries,
+  webhookQueries,
+} from './webhooks.queries';
 
 export interface NewWebhook {
   url: string;
@@ -48,8 +56,6 @@ export interface DeliveryView {
   createdAt: string;
 }
 
-type DeliveryAttemptRow = Omit<WebhookDeliveryAttemptEntity, 'accountId' | 'deliveryId'>;
-
 /** One attempt of a delivery, as webhook_delivery_attempts keeps it. */
 export type DeliveryAttemptView = Omit<DeliveryAttemptRow, 'attemptedAt'> & { attemptedAt: string };
 
@@ -62,32 +68,6 @@ export interface RecoverResult {
   skipped: number;
   more: boolean;
 }
-
-// An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
-// (retries under way), the first one included whenever it was made: it never reached the receiver. $5: the event types
-// the key may not see (api_key.* without `admin`), $4: the webhook's.
-const FAILED_SINCE = `failed_chains AS (
-    SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
-      FROM webhook_deliveries d
-     WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.created_at >= $3 AND d.event_id IS NOT NULL
-       AND d.event_type <> ALL ($5::text[])
-     GROUP BY 1 HAVING bool_and(d.status = 'failed')),
-  failed AS (
-    SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
-
-const RECOVER_SQL = `WITH ${FAILED_SINCE}
-  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
-  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
-  RETURNING d.id`;
-
-/** After RECOVER_SQL in its transaction: the events it resent have a pending delivery now. */
-const NOT_RECOVERED_SQL = `WITH ${FAILED_SINCE}
-  SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
-    FROM failed f`;
-
-const ENABLE_SQL = `UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = $1 AND w.account_id = $2
-  RETURNING ${WEBHOOK_COLUMNS}`;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -138,17 +118,13 @@ export class WebhooksService {
       await assertWithinQuota(tx.manager, accountId, 'webhooks');
       const [created] = await preparedQuery<Webhook>(
         tx.manager,
-        `INSERT INTO webhooks AS w (account_id, url, events, description, secret, status, created_by_admin)
-         VALUES ($1, $2, $3, $4, $5, 'active', $6)
-         RETURNING ${WEBHOOK_COLUMNS}`,
-        [
-          accountId,
-          url.href,
-          input.events,
-          input.description ?? null,
-          this.secrets.seal(secret, accountId),
-          isAdmin(scopes),
-        ],
+        webhookQueries.insert(accountId, {
+          url: url.href,
+          events: input.events,
+          description: input.description ?? null,
+          secret: this.secrets.seal(secret, accountId),
+          createdByAdmin: isAdmin(scopes),
+        }),
       );
       return created;
     });
@@ -172,22 +148,13 @@ export class WebhooksService {
     return this.change(accountId, webhookId, scopes, (manager) =>
       preparedQuery<Webhook>(
         manager,
-        `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
-          description = CASE WHEN $5 THEN $6 ELSE w.description END,
-          status = CASE WHEN $7::boolean IS NULL THEN w.status WHEN $7 THEN 'active' ELSE 'disabled' END,
-          disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL
-                             ELSE coalesce(w.disabled_at, now()) END
-        WHERE w.id = $1 AND w.account_id = $2
-        RETURNING ${WEBHOOK_COLUMNS}`,
-        [
-          webhookId,
-          accountId,
+        webhookQueries.update(accountId, webhookId, {
           url,
-          input.events ?? null,
-          input.description !== undefined,
-          input.description ?? null,
-          input.enabled ?? null,
-        ],
+          events: input.events ?? null,
+          setDescription: input.description !== undefined,
+          description: input.description ?? null,
+          enabled: input.enabled ?? null,
+        }),
       ),
     ).then(toWebhookView);
   }
@@ -205,12 +172,7 @@ export class WebhooksService {
     const rotated = await this.change(accountId, webhookId, scopes, (manager) =>
       preparedQuery<Webhook>(
         manager,
-        `UPDATE webhooks w SET secret = $3,
-          previous_secret = CASE WHEN $4::integer > 0 THEN w.secret END,
-          previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END
-        WHERE w.id = $1 AND w.account_id = $2
-        RETURNING ${WEBHOOK_COLUMNS}`,
-        [webhookId, accountId, this.secrets.seal(secret, accountId), graceSeconds],
+        webhookQueries.rotateSecret(accountId, webhookId, this.secrets.seal(secret, accountId), graceSeconds),
       ),
     );
     return { ...toWebhookView(rotated), secret };
@@ -235,11 +197,7 @@ export class WebhooksService {
         );
       const [d] = await preparedQuery<WebhookDelivery>(
         tx.manager,
-        `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
-         SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)
-           FROM webhook_deliveries o WHERE o.id = $1 AND o.webhook_id = $2 AND o.account_id = $3
-         RETURNING ${DELIVERY_COLUMNS}`,
-        [deliveryId, webhookId, accountId],
+        webhookDeliveryQueries.resend(accountId, webhookId, deliveryId),
       );
       if (!d) throw ApiError.notFound('Delivery');
       tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
@@ -253,11 +211,23 @@ export class WebhooksService {
   async recover(accountId: number, webhookId: number, since: Date, scopes: readonly string[]): Promise<RecoverResult> {
     return this.uow.run(async (tx) => {
       const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
-      const params = [accountId, webhookId, since, webhook.events, isAdmin(scopes) ? [] : ADMIN_EVENT_TYPES];
-      const resent = await preparedQuery<{ id: number }>(tx.manager, RECOVER_SQL, [...params, RECOVER_LIMIT]);
+      const scope: RecoverScope = {
+        accountId,
+        webhookId,
+        since,
+        events: webhook.events,
+        hiddenTypes: isAdmin(scopes) ? [] : ADMIN_EVENT_TYPES,
+      };
+      const resent = await preparedQuery<{ id: number }>(
+        tx.manager,
+        webhookDeliveryQueries.recover(scope, RECOVER_LIMIT),
+      );
       for (const d of resent) tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
-      const [left] = await preparedQuery<{ skipped: number; more: boolean }>(tx.manager, NOT_RECOVERED_SQL, params);
-      if (webhook.status === 'disabled') await preparedQuery(tx.manager, ENABLE_SQL, [webhookId, accountId]);
+      const [left] = await preparedQuery<{ skipped: number; more: boolean }>(
+        tx.manager,
+        webhookDeliveryQueries.notRecovered(scope),
+      );
+      if (webhook.status === 'disabled') await preparedQuery(tx.manager, webhookQueries.enable(accountId, webhookId));
       return { queued: resent.length, skipped: left.skipped, more: left.more };
     });
   }
@@ -266,10 +236,7 @@ export class WebhooksService {
   async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
     const rows = await preparedQuery<Webhook>(
       this.dataSource,
-      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
-        WHERE w.account_id = $1 AND ($2 OR NOT (w.created_by_admin OR w.events && $3::text[]))
-        ORDER BY w.id`,
-      [accountId, isAdmin(scopes), ADMIN_EVENT_TYPES],
+      webhookQueries.list(accountId, isAdmin(scopes), ADMIN_EVENT_TYPES),
     );
     return rows.map(toWebhookView);
   }
@@ -280,19 +247,9 @@ export class WebhooksService {
   async remove(accountId: number, webhookId: number, scopes: readonly string[]): Promise<void> {
     await this.uow.run(async (tx) => {
       await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
-      await preparedQuery(
-        tx.manager,
-        `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
-          WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.status = 'pending' FOR UPDATE) pending`,
-        [accountId, webhookId],
-      );
-      await preparedQuery(
-        tx.manager,
-        `DELETE FROM webhook_delivery_attempts a USING webhook_deliveries d
-          WHERE d.account_id = $1 AND d.webhook_id = $2 AND a.account_id = d.account_id AND a.delivery_id = d.id`,
-        [accountId, webhookId],
-      );
-      await preparedQuery(tx.manager, `DELETE FROM webhooks WHERE id = $1 AND account_id = $2`, [webhookId, accountId]);
+      await preparedQuery(tx.manager, webhookDeliveryQueries.lockPending(accountId, webhookId));
+      await preparedQuery(tx.manager, webhookAttemptQueries.deleteOfWebhook(accountId, webhookId));
+      await preparedQuery(tx.manager, webhookQueries.delete(accountId, webhookId));
     });
   }
 
@@ -300,7 +257,7 @@ export class WebhooksService {
   // the events API has them all (recover() resends them).
   async enable(accountId: number, webhookId: number, scopes: readonly string[]): Promise<WebhookView> {
     const enabled = await this.change(accountId, webhookId, scopes, (manager) =>
-      preparedQuery<Webhook>(manager, ENABLE_SQL, [webhookId, accountId]),
+      preparedQuery<Webhook>(manager, webhookQueries.enable(accountId, webhookId)),
     );
     return toWebhookView(enabled);
   }
@@ -313,13 +270,14 @@ export class WebhooksService {
     scopes: readonly string[],
   ): Promise<DeliveryView[]> {
     await this.find(this.dataSource.manager, accountId, webhookId, scopes);
-    const page = feedPage('d', 'webhook_id', webhookId, q.order ?? 'oldest', q.after);
-    const notAdmin = isAdmin(scopes) ? raw('') : sql`AND d.event_type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
     // A debugging view: a delivery attempted moments ago may show on the next call.
     const rows = await preparedQuery<WebhookDelivery>(
       this.replicas.forStaleRead(),
-      sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d
-        WHERE ${page.where} ${notAdmin} ${page.orderBy} LIMIT ${q.limit + 1}`,
+      webhookDeliveryQueries.page(
+        webhookId,
+        { order: q.order ?? 'oldest', after: q.after, limit: q.limit + 1 },
+        isAdmin(scopes) ? null : ADMIN_EVENT_TYPES,
+      ),
     );
     return rows.map(toDeliveryView);
   }
@@ -338,12 +296,7 @@ export class WebhooksService {
     // As the deliveries list: an attempt made moments ago may show on the next call.
     const rows = await preparedQuery<DeliveryAttemptRow>(
       this.replicas.forStaleRead(),
-      `SELECT a.attempt, a.attempted_at AS "attemptedAt", a.status_code AS "statusCode", a.duration_ms AS "durationMs",
-              a.response_excerpt AS "responseExcerpt", a.error
-         FROM webhook_delivery_attempts a
-        WHERE a.account_id = $1 AND a.delivery_id = $2 AND a.attempt > $3::bigint
-        ORDER BY a.attempt LIMIT $4`,
-      [accountId, deliveryId, q.after ?? 0, q.limit + 1],
+      webhookAttemptQueries.page(accountId, deliveryId, q.after ?? 0, q.limit + 1),
     );
     return rows.map((a) => ({ ...a, attemptedAt: new Date(a.attemptedAt).toISOString() }));
   }
@@ -354,9 +307,7 @@ export class WebhooksService {
       await this.find(tx.manager, accountId, webhookId, scopes);
       const [d] = await preparedQuery<WebhookDelivery>(
         tx.manager,
-        `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES ($1, $2, NULL, 'webhook.test')
-         RETURNING ${DELIVERY_COLUMNS}`,
-        [webhookId, accountId],
+        webhookDeliveryQueries.insertTest(accountId, webhookId),
       );
       tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
       return d;
@@ -396,11 +347,7 @@ export class WebhooksService {
     scopes: readonly string[],
     lock: '' | 'FOR SHARE' | 'FOR UPDATE' = '',
   ): Promise<Webhook> {
-    const [w] = await preparedQuery<Webhook>(
-      manager,
-      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.account_id = $2 ${lock}`,
-      [webhookId, accountId],
-    );
+    const [w] = await preparedQuery<Webhook>(manager, webhookQueries.find(accountId, webhookId, lock));
     if (!w) throw ApiError.notFound('Webhook');
     if (isAdmin(scopes)) return w;
     const keyEvents = w.events.filter(isAdminEventType);
@@ -424,9 +371,7 @@ export class WebhooksService {
   ): Promise<string> {
     const [delivery] = await preparedQuery<{ eventType: string }>(
       manager,
-      `SELECT d.event_type AS "eventType" FROM webhook_deliveries d
-        WHERE d.id = $1 AND d.webhook_id = $2 AND d.account_id = $3`,
-      [deliveryId, webhookId, accountId],
+      webhookDeliveryQueries.eventType(accountId, webhookId, deliveryId),
     );
     if (!delivery) throw ApiError.notFound('Delivery');
     if (isAdminEventType(delivery.eventType) && !isAdmin(scopes))

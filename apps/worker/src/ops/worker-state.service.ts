@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
-import { JobQueues } from '@app/jobs';
+import { JobQueues, outboxQueries } from '@app/jobs';
 import { WorkerJobs } from '../runtime/worker-jobs';
 import { countFromZero, QUEUE_STATES, readWorkerStateFrom, WorkerState } from './worker-metrics';
 
@@ -32,15 +32,8 @@ export class WorkerStateService implements WorkerState, OnModuleInit, OnApplicat
     return Object.fromEntries(names.map((name, i) => [name, counts[i]]));
   }
 
-  /** count(*) and min(created_at) of a table kept small (rows are deleted once enqueued), on its created_at index. */
   async outbox(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
-    const [row]: { waiting: number; age: number }[] = await preparedQuery(
-      this.dataSource,
-      `SELECT count(*)::int AS waiting,
-              coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age
-         FROM outbox`,
-      [],
-    );
+    const [row] = await preparedQuery<{ waiting: number; age: number }>(this.dataSource, outboxQueries.backlog());
     return { waiting: row.waiting, oldestAgeSeconds: row.age };
   }
 }

@@ -1,0 +1,97 @@
+import { raw, Sql, sql } from '@app/database';
+import type { StagedJob } from './job-definition';
+import type { OutboxEntity } from './outbox.entity';
+
+// Every statement of the jobs library: the outbox's (staging, dispatch, relay, the sweep's check) and retention's.
+
+export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' | 'payload' | 'runAt' | 'traceparent'>;
+
+const OUTBOX_COLUMNS = 'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
+
+// Parameters numbered after `offset` others; one array per column (unnest), so the text and its parameter count
+// are the same for one job or five hundred.
+function outboxInsert(jobs: readonly StagedJob[], offset: number): Sql {
+  const values: unknown[][] = [[], [], [], [], [], []];
+  for (const j of jobs) {
+    [j.queue, j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null, j.traceparent ?? null].forEach((v, i) =>
+      values[i].push(v),
+    );
+  }
+  const p = (i: number) => `$${offset + i}`;
+  return new Sql(
+    [
+      `INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
+          SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])
+          RETURNING ${OUTBOX_COLUMNS}`,
+    ],
+    values,
+  );
+}
+
+// Texts are fixed (preparedQuery's rule), so their only `$<digits>` are placeholders.
+const renumbered = (text: string, offset: number) =>
+  offset ? text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`) : text;
+
+export const outboxQueries = {
+  /**
+   * The unit of work's deferred writes, then the jobs' rows, as one statement: in autocommit it is atomic by itself,
+   * one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT). A data-modifying WITH runs exactly once.
+   */
+  insertAfter: (writes: readonly Sql[], jobs: readonly StagedJob[]) => {
+    const ctes: string[] = [];
+    const params: unknown[] = [];
+    for (const w of writes) {
+      ctes.push(`written_${ctes.length} AS (${renumbered(w.text, params.length)})`);
+      params.push(...w.values);
+    }
+    const insert = outboxInsert(jobs, params.length);
+    return new Sql([ctes.length ? `WITH ${ctes.join(', ')} ${insert.text}` : insert.text], [...params, ...insert.values]);
+  },
+  /** Rows older than the grace, claimed (SKIP LOCKED) so relays on other workers take others. */
+  claimForRelay: (graceMs: number, limit: number) =>
+    sql`SELECT ${raw(OUTBOX_COLUMNS)} FROM outbox
+         WHERE created_at < now() - make_interval(secs => ${graceMs}::double precision / 1000)
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+  delete: (ids: readonly number[]) => sql`DELETE FROM outbox WHERE id = ANY(${ids}::bigint[])`,
+  stagedJobIds: (jobIds: readonly string[]) =>
+    sql`SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY(${jobIds}::text[])`,
+  /** On its created_at index: the table is kept small (rows are deleted once enqueued). */
+  backlog: () =>
+    sql`SELECT count(*)::int AS waiting,
+              coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age
+         FROM outbox`,
+};
+
+/** For the generated .sql file: after a one-parameter statement, which numbers the outbox's parameters from $2. */
+export const outboxQueriesSamples: { [K in keyof typeof outboxQueries]?: Parameters<(typeof outboxQueries)[K]> } = {
+  insertAfter: [[sql`SELECT ${1}`], []],
+};
+
+export const retentionQueries = {
+  // SKIP LOCKED keeps a batch short and waiting for nobody; rows go to the DELETE as an array of addresses, since
+  // with `IN (...)` the planner may hash-join the whole table. `alsoWhere` is over alias `r`.
+  batchRemove: (table: string, ageColumn: string, olderThanDays: number, limit: number, alsoWhere = raw('true')) => {
+    const [t, age] = [raw(table), raw(ageColumn)];
+    return sql`WITH gone AS (
+      DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
+        SELECT r.ctid FROM ${t} r
+         WHERE r.${age} < now() - make_interval(secs => ${olderThanDays}::double precision * 86400) AND ${alsoWhere}
+         ORDER BY r.${age} LIMIT ${limit} FOR UPDATE OF r SKIP LOCKED))
+      RETURNING 1)
+    SELECT count(*)::int AS removed FROM gone`;
+  },
+  /** Any row of the partition created at `sinceMs` or later: the table's BRIN index on created_at reads only its tail. */
+  youngRow: (partition: string, sinceMs: number) =>
+    sql`SELECT 1 FROM ${raw(partition)} WHERE created_at >= to_timestamp(${sinceMs}::double precision / 1000) LIMIT 1`,
+  /** `openRows` is the source's condition (PartitionedHistory.openRows). */
+  openRow: (partition: string, openRows: string) => sql`SELECT 1 FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`,
+};
+
+/** For the generated .sql file: a source's table and partition, as the placeholder cannot name them. */
+export const retentionQueriesSamples: {
+  [K in keyof typeof retentionQueries]?: Parameters<(typeof retentionQueries)[K]>;
+} = {
+  batchRemove: ['history', 'finished_at', 1, 1],
+  youngRow: ['"history_p20260101t000000"', 1],
+  openRow: ['"history_p20260101t000000"', "status = 'open'"],
+};

@@ -1,0 +1,357 @@
+import { FeedOrder, feedPage, JsonRow, raw, Sql, sql } from '@app/database';
+import { DomainEvent, EVENT_COLUMNS } from '@app/events';
+import { retentionQueries } from '@app/jobs';
+import type { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
+import type { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import type { WebhookEntity } from './webhook.entity';
+
+// Every statement of the webhooks library: webhooks, their deliveries and the deliveries' attempts. A statement whose
+// text numbers its parameters ($2 twice, $3 before $1) is `new Sql([text], values)`: `values[i]` is `$${i + 1}`.
+
+/** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
+const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
+  w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
+  w.created_by_admin AS "createdByAdmin"`;
+export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
+
+/** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
+const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
+  d.event_type AS "eventType", d.status, d.attempts, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+  d.last_duration_ms AS "lastDurationMs", d.last_response_excerpt AS "lastResponseExcerpt", d.resend_of AS "resendOf",
+  d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
+  d.created_at AS "createdAt"`;
+export type WebhookDelivery = Omit<WebhookDeliveryEntity, 'traceparent'>;
+
+/** A delivery's created_at as DeliverWebhookBatchJob's key: microseconds since the epoch (exact: extract is numeric). */
+export const CREATED_AT_US = `(extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs"`;
+
+export interface NewWebhookRow {
+  url: string;
+  events: readonly string[];
+  description: string | null;
+  /** Sealed. */
+  secret: string;
+  createdByAdmin: boolean;
+}
+
+/** Null leaves a column as it is; `description` is set when `setDescription`. */
+export interface WebhookChange {
+  url: string | null;
+  events: readonly string[] | null;
+  setDescription: boolean;
+  description: string | null;
+  enabled: boolean | null;
+}
+
+export type WebhookSecrets = Pick<WebhookEntity, 'id' | 'accountId' | 'secret' | 'previousSecret'>;
+
+export const webhookQueries = {
+  insert: (accountId: number, w: NewWebhookRow) =>
+    sql`INSERT INTO webhooks AS w (account_id, url, events, description, secret, status, created_by_admin)
+         VALUES (${accountId}, ${w.url}, ${w.events}, ${w.description}, ${w.secret}, 'active', ${w.createdByAdmin})
+         RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+  /** `lock`: none, FOR SHARE or FOR UPDATE. */
+  find: (accountId: number, webhookId: number, lock: '' | 'FOR SHARE' | 'FOR UPDATE') =>
+    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`,
+  /** `admin` false: without the admin-only ones (made by an admin key, or receiving `adminEventTypes`). */
+  list: (accountId: number, admin: boolean, adminEventTypes: readonly string[]) =>
+    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w
+        WHERE w.account_id = ${accountId} AND (${admin} OR NOT (w.created_by_admin OR w.events && ${adminEventTypes}::text[]))
+        ORDER BY w.id`,
+  update: (accountId: number, webhookId: number, c: WebhookChange) =>
+    new Sql(
+      [
+        `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
+          description = CASE WHEN $5 THEN $6 ELSE w.description END,
+          status = CASE WHEN $7::boolean IS NULL THEN w.status WHEN $7 THEN 'active' ELSE 'disabled' END,
+          disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL
+                             ELSE coalesce(w.disabled_at, now()) END
+        WHERE w.id = $1 AND w.account_id = $2
+        RETURNING ${WEBHOOK_COLUMNS}`,
+      ],
+      [webhookId, accountId, c.url, c.events, c.setDescription, c.description, c.enabled],
+    ),
+  /** The replaced secret (sealed) is kept for `graceSeconds` (none when 0). */
+  rotateSecret: (accountId: number, webhookId: number, secret: string, graceSeconds: number) =>
+    new Sql(
+      [
+        `UPDATE webhooks w SET secret = $3,
+          previous_secret = CASE WHEN $4::integer > 0 THEN w.secret END,
+          previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END
+        WHERE w.id = $1 AND w.account_id = $2
+        RETURNING ${WEBHOOK_COLUMNS}`,
+      ],
+      [webhookId, accountId, secret, graceSeconds],
+    ),
+  enable: (accountId: number, webhookId: number) =>
+    sql`UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
+  RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+  /** Only an active one: null when it was disabled already. */
+  disable: (webhookId: number) =>
+    sql`UPDATE webhooks w SET status = 'disabled', disabled_at = now() WHERE w.id = ${webhookId} AND w.status = 'active'
+       RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+  delete: (accountId: number, webhookId: number) =>
+    sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`,
+  /** One webhook's, or all when `webhookId` is null. */
+  secrets: (webhookId: number | null) =>
+    new Sql(
+      [
+        `SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
+      WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,
+      ],
+      [webhookId],
+    ),
+  /** Only if the row still holds what was read (`was`): another process resealing it meanwhile wins. */
+  reseal: (was: WebhookSecrets, secret: string, previousSecret: string | null) =>
+    new Sql(
+      [
+        `UPDATE webhooks SET secret = $3, previous_secret = $5
+        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $4 RETURNING id`,
+      ],
+      [was.id, was.secret, secret, was.previousSecret, previousSecret],
+    ),
+};
+
+/** For the generated .sql file: `find` without a lock (the placeholder would stand in for the lock clause). */
+export const webhookQueriesSamples: { [K in keyof typeof webhookQueries]?: Parameters<(typeof webhookQueries)[K]> } = {
+  find: [1, 1, ''],
+};
+
+/** A delivery with what sending it takes, read in one statement. */
+export interface DeliveryToSend extends WebhookDelivery {
+  traceparent: string | null;
+  webhook: Pick<
+    WebhookEntity,
+    'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
+  >;
+  /** Null for a test delivery. */
+  event: JsonRow<DomainEvent> | null;
+}
+
+const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent,
+    (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
+    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
+
+/** A fan-out batch's time (DeliverWebhookBatchJob's createdAtUs) as a timestamp. */
+const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
+
+/** Recorded with the others that finish at the same time. */
+export interface DeliveredAttempt {
+  accountId: number;
+  id: number;
+  /** Attempts recorded before this one: the row changes only if nobody recorded it first. */
+  attempts: number;
+  statusCode: number | null;
+  durationMs: number;
+  excerpt: string | null;
+  at: Date;
+}
+
+// After an UPDATE of webhook_deliveries as CTE `done` (RETURNING ATTEMPTED_COLUMNS), in the same statement: an
+// attempt is logged exactly when its delivery counts it.
+const ATTEMPTED_COLUMNS = `d.id, d.account_id, d.attempts, d.last_attempt_at, d.last_status_code, d.last_duration_ms,
+  d.last_response_excerpt, d.last_error`;
+const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts
+    (account_id, delivery_id, attempt, attempted_at, status_code, duration_ms, response_excerpt, error)
+  SELECT account_id, id, attempts, last_attempt_at, last_status_code, last_duration_ms, last_response_excerpt, last_error
+    FROM done`;
+
+/** Events to fan out, one array per column (unnest). */
+export interface FanOutBatch {
+  eventIds: number[];
+  accountIds: number[];
+  traceparents: (string | null)[];
+}
+
+export type FannedOutDelivery = Pick<WebhookDeliveryEntity, 'id' | 'accountId' | 'webhookId' | 'traceparent'> & {
+  eventId: number;
+  createdAtUs: string;
+};
+
+/** Who is recovering what: the event types the key may not see (api_key.* without `admin`), and the webhook's. */
+export interface RecoverScope {
+  accountId: number;
+  webhookId: number;
+  since: Date;
+  events: readonly string[];
+  hiddenTypes: readonly string[];
+}
+
+// An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
+// (retries under way), the first one included whenever it was made: it never reached the receiver. $5: the event types
+// the key may not see (api_key.* without `admin`), $4: the webhook's.
+const FAILED_SINCE = `failed_chains AS (
+    SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
+      FROM webhook_deliveries d
+     WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.created_at >= $3 AND d.event_id IS NOT NULL
+       AND d.event_type <> ALL ($5::text[])
+     GROUP BY 1 HAVING bool_and(d.status = 'failed')),
+  failed AS (
+    SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
+
+const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes];
+
+export const webhookDeliveryQueries = {
+  // Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
+  // fan-outs of one event), so a repeated fan-out adds nothing. Webhooks created after an event do not receive it.
+  fanOut: (b: FanOutBatch) =>
+    sql`WITH input AS (
+    SELECT * FROM unnest(${b.eventIds}::bigint[], ${b.accountIds}::bigint[], ${b.traceparents}::text[]) AS i(event_id, account_id, traceparent)),
+  fanned AS (
+    UPDATE events e SET fanned_out = true FROM input i
+     WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
+    RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
+  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
+  SELECT w.id, e.account_id, e.id, e.type, e.traceparent
+    FROM fanned e
+    JOIN webhooks w ON w.account_id = e.account_id
+   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+   ORDER BY e.id, w.id
+  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
+    ${raw(CREATED_AT_US)}`,
+  /** A new delivery of the same event, as a resend of the chain's first. */
+  resend: (accountId: number, webhookId: number, deliveryId: number) =>
+    sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
+         SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)
+           FROM webhook_deliveries o WHERE o.id = ${deliveryId} AND o.webhook_id = ${webhookId} AND o.account_id = ${accountId}
+         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+  /** Resends each failed event (FAILED_SINCE) the webhook still receives, `limit` at most. */
+  recover: (r: RecoverScope, limit: number) =>
+    new Sql(
+      [
+        `WITH ${FAILED_SINCE}
+  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
+  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
+  RETURNING d.id`,
+      ],
+      [...recoverValues(r), limit],
+    ),
+  /** After `recover` in its transaction: the events it resent have a pending delivery now. */
+  notRecovered: (r: RecoverScope) =>
+    new Sql(
+      [
+        `WITH ${FAILED_SINCE}
+  SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
+    FROM failed f`,
+      ],
+      recoverValues(r),
+    ),
+  insertTest: (accountId: number, webhookId: number) =>
+    sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES (${webhookId}, ${accountId}, NULL, 'webhook.test')
+         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+  /** Locks the webhook's pending deliveries. */
+  lockPending: (accountId: number, webhookId: number) =>
+    sql`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
+          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`,
+  /** A feed page of the webhook's deliveries, none of `hiddenTypes` (null: all types). */
+  page: (
+    webhookId: number,
+    q: { order: FeedOrder; after?: number; limit: number },
+    hiddenTypes: readonly string[] | null,
+  ) => {
+    const page = feedPage('d', 'webhook_id', webhookId, q.order, q.after);
+    const hidden = hiddenTypes ? sql`AND d.event_type <> ALL(${hiddenTypes}::text[])` : raw('');
+    return sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d
+        WHERE ${page.where} ${hidden} ${page.orderBy} LIMIT ${q.limit}`;
+  },
+  eventType: (accountId: number, webhookId: number, deliveryId: number) =>
+    sql`SELECT d.event_type AS "eventType" FROM webhook_deliveries d
+        WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`,
+  toSend: (accountId: number, deliveryId: number) =>
+    sql`SELECT ${raw(TO_SEND_COLUMNS)} FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`,
+  /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
+  batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
+    new Sql(
+      [
+        `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
+  WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
+    AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
+  ORDER BY d.id`,
+      ],
+      [accountId, webhookId, createdAtUs],
+    ),
+  markDelivered: (batch: readonly DeliveredAttempt[]) =>
+    sql`WITH done AS (
+    UPDATE webhook_deliveries d
+       SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
+           last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
+           last_response_excerpt = u.excerpt
+      FROM unnest(${batch.map((a) => a.accountId)}::bigint[], ${batch.map((a) => a.id)}::bigint[], ${batch.map((a) => a.attempts)}::int[], ${batch.map((a) => a.statusCode)}::int[], ${batch.map((a) => a.at)}::timestamptz[], ${batch.map((a) => a.durationMs)}::int[], ${batch.map((a) => a.excerpt)}::text[])
+        AS u(account_id, id, attempts, status_code, at, duration_ms, excerpt)
+     WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
+    RETURNING ${raw(ATTEMPTED_COLUMNS)}),
+  logged AS (${raw(LOG_ATTEMPTS)})
+  SELECT id FROM done`,
+  /** `d` as read, changed to `next` only if nobody recorded this attempt first; an attempt is logged when it counts one more. */
+  recordAttempt: (d: WebhookDelivery, next: WebhookDelivery) =>
+    new Sql(
+      [
+        `WITH done AS (
+    UPDATE webhook_deliveries d
+       SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
+           next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
+     WHERE d.account_id = $12 AND d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
+    RETURNING ${ATTEMPTED_COLUMNS}),
+  logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
+  SELECT id FROM done`,
+      ],
+      [
+        d.id,
+        d.attempts,
+        next.status,
+        next.attempts,
+        next.lastStatusCode,
+        next.lastError,
+        next.lastAttemptAt,
+        next.nextAttemptAt,
+        next.deliveredAt,
+        next.lastDurationMs,
+        next.lastResponseExcerpt,
+        d.accountId,
+      ],
+    ),
+  /** First attempts and retries whose time has come, of other accounts. */
+  othersWaiting: (accountId: number) =>
+    sql`SELECT 1 FROM webhook_deliveries
+          WHERE status = 'pending' AND account_id <> ${accountId} AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+          LIMIT 1`,
+  // The lost-job sweep's statement (SweepSource.dueSql), its parameters the sweep's: $1 ms, $2 rows, $3 and $4 the
+  // cursor. Pending deliveries one sweep interval past their next attempt.
+  sweepDue: () =>
+    raw(`SELECT d.id, d.account_id AS "accountId", d.attempts, d.traceparent,
+         coalesce(d.next_attempt_at, d.created_at)::text AS "dueAt", d.webhook_id AS "webhookId", ${CREATED_AT_US},
+         (d.event_id IS NOT NULL AND d.resend_of IS NULL) AS "fannedOut"
+       FROM webhook_deliveries d
+       WHERE d.status = 'pending'
+         AND coalesce(d.next_attempt_at, d.created_at) < now() - make_interval(secs => $1::double precision / 1000)
+         AND (coalesce(d.next_attempt_at, d.created_at), d.id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
+       ORDER BY coalesce(d.next_attempt_at, d.created_at), d.id LIMIT $2
+       FOR UPDATE SKIP LOCKED`),
+  /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
+  openRows: () => raw(`status = 'pending'`),
+};
+
+export type DeliveryAttemptRow = Omit<WebhookDeliveryAttemptEntity, 'accountId' | 'deliveryId'>;
+
+export const webhookAttemptQueries = {
+  /** A page of a delivery's attempts after attempt number `after`, oldest first. */
+  page: (accountId: number, deliveryId: number, after: number, limit: number) =>
+    sql`SELECT a.attempt, a.attempted_at AS "attemptedAt", a.status_code AS "statusCode", a.duration_ms AS "durationMs",
+              a.response_excerpt AS "responseExcerpt", a.error
+         FROM webhook_delivery_attempts a
+        WHERE a.account_id = ${accountId} AND a.delivery_id = ${deliveryId} AND a.attempt > ${after}::bigint
+        ORDER BY a.attempt LIMIT ${limit}`,
+  deleteOfWebhook: (accountId: number, webhookId: number) =>
+    sql`DELETE FROM webhook_delivery_attempts a USING webhook_deliveries d
+          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND a.account_id = d.account_id AND a.delivery_id = d.id`,
+  /** Retention: those older than `olderThanDays` whose delivery is gone (no foreign key cascades them). */
+  remove: (olderThanDays: number, limit: number) =>
+    retentionQueries.batchRemove(
+      'webhook_delivery_attempts',
+      'attempted_at',
+      olderThanDays,
+      limit,
+      raw('NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.account_id = r.account_id AND d.id = r.delivery_id)'),
+    ),
+};
