@@ -31,6 +31,22 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
 import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
 
+/** In this order in the OpenAPI document (and its generated clients). */
+export const API_CONTROLLERS = [
+  AccountController,
+  KeysController,
+  RateLimitController,
+  UsageController,
+  EventsController,
+  WebhooksController,
+  CategoriesController,
+  PetsController,
+  InventoryController,
+  OrdersController,
+  MessagesController,
+  RootController,
+];
+
 @Module({
   imports: [
     ConfigModule,
@@ -49,21 +65,7 @@ import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
     HealthModule,
     IdempotencyModule,
   ],
-  // In this order in the OpenAPI document (and its generated clients).
-  controllers: [
-    AccountController,
-    KeysController,
-    RateLimitController,
-    UsageController,
-    EventsController,
-    WebhooksController,
-    CategoriesController,
-    PetsController,
-    InventoryController,
-    OrdersController,
-    MessagesController,
-    RootController,
-  ],
+  controllers: API_CONTROLLERS,
   providers: [
     ROUTE_TABLE_PROVIDER,
     RequestGateMiddleware,
