@@ -23,6 +23,8 @@ const LIBRARY_DEPENDENCIES = {
   webhooks: [...PLATFORM, 'events', 'access'],
   usage: [...PLATFORM, 'access'],
 };
+// The one list of feature modules both apps load: it may import every library.
+LIBRARY_DEPENDENCIES.features = Object.keys(LIBRARY_DEPENDENCIES);
 const APPS = ['api', 'worker', 'cli'];
 const NULLABLE_OPTIONAL = {
   name: 'class-validator',
