@@ -23,6 +23,8 @@ const LIBRARY_DEPENDENCIES = {
   webhooks: [...PLATFORM, 'events', 'access'],
   usage: [...PLATFORM, 'access'],
 };
+// The one list of feature modules both apps load: it may import every library.
+LIBRARY_DEPENDENCIES.features = Object.keys(LIBRARY_DEPENDENCIES);
 const APPS = ['api', 'worker', 'cli'];
 const NULLABLE_OPTIONAL = {
   name: 'class-validator',
@@ -30,7 +32,16 @@ const NULLABLE_OPTIONAL = {
   message: "Use IsOptional from @app/errors: class-validator's lets null through non-nullable fields.",
 };
 const INTERNAL_PATHS = {
-  group: ['typeorm/*', 'bullmq/*', 'ioredis/*', 'pg/*', '@nestjs/*/dist/*', '**/dist/**'],
+  group: [
+    'typeorm/*',
+    'bullmq/*',
+    'ioredis/*',
+    'pg/*',
+    '@nestjs/*/dist/*',
+    '@nestjs/*/constants',
+    '@nestjs/*/internal',
+    '**/dist/**',
+  ],
   message: "A package's internal path: use its public entry point (wrap what it lacks in one small module).",
 };
 const importRule = (...patterns) => ['error', { paths: [NULLABLE_OPTIONAL], patterns: [INTERNAL_PATHS, ...patterns] }];
@@ -46,6 +57,7 @@ const layering = [
             .map((other) => `@app/${other}`),
           '**/apps/**',
           '../../*',
+          '@app/testing',
         ],
         message: `libs/${lib} may import only @app/${allowed.join(', @app/') || '(none)'} (eslint.config.mjs, docs/internals/architecture.md).`,
       }),
@@ -56,15 +68,38 @@ const layering = [
     ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': importRule({
-        group: APPS.filter((other) => other !== app).flatMap((other) => [`**/apps/${other}/**`, `**/${other}/src/**`]),
-        message: `apps/${app} is transport only: it imports libraries, never another app.`,
+        group: [
+          ...APPS.filter((other) => other !== app).flatMap((other) => [`**/apps/${other}/**`, `**/${other}/src/**`]),
+          '@app/testing',
+        ],
+        message: `apps/${app} is transport only: it imports libraries (not @app/testing), never another app.`,
       }),
     },
   })),
+  {
+    files: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': importRule({
+        group: ['**/test/**'],
+        message: 'A spec beside the code takes its helpers from @app/testing (libs/testing), not from test/.',
+      }),
+    },
+  },
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'packages/client/src/generated/**', 'packages/client/dist/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'bench/results/**',
+      'packages/client/src/generated/**',
+      'packages/client/dist/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -84,7 +119,7 @@ export default tseslint.config(
   },
   ...layering,
   {
-    files: ['libs/config/src/config.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    files: ['libs/config/src/config.ts', 'libs/testing/src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

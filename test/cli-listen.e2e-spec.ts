@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
 import { HttpClient } from './support/http';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /** `npx petstore listen ...` through package.json's bin, its stdout lines collected as they come. */
 class Listener {

@@ -4,7 +4,7 @@ import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient, HttpResponse } from './support/http';
 import { OwnStores } from './support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /** Every job the sweep of the workers in this process gave back so far, all sources. */
 const requeuedSoFar = async () => (await sweepRequeued().get()).values.reduce((sum, v) => sum + v.value, 0);

@@ -6,7 +6,7 @@ import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
-import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
+import { isSignedBy, WebhookReceiver } from '@app/testing';
 import { describeWithChromium } from './support/external-binary';
 
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');

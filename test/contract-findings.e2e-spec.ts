@@ -1,5 +1,5 @@
 import { HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { createAccount, RunningApi, startApi, startApiWithAccount } from './support/test-apps';
 import { TcpProxy } from './support/tcp-proxy';
 
 /** Edge cases where the service must answer as its OpenAPI document says. */
@@ -8,8 +8,7 @@ describe('answers as the document says at its edges', () => {
   let http: HttpClient;
 
   beforeAll(async () => {
-    api = await startApi();
-    http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    ({ api, http } = await startApiWithAccount());
   });
   afterAll(() => api.close());
 

@@ -1,31 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
+import { apiAndChromium, ARTIFACTS } from './support/browser';
 import { HttpClient } from './support/http';
-import { RunningApi, startApi } from './support/test-apps';
 import { describeWithChromium } from './support/external-binary';
 
 /** /docs rendered by a real browser (Debian's Chromium, headless): swagger-ui shows every operation. */
 describeWithChromium('/docs in a real browser', () => {
-  let api: RunningApi;
-  let chromium: Chromium;
-
-  beforeAll(async () => {
-    api = await startApi();
-    chromium = await launchChromium();
-  });
-  afterAll(async () => {
-    await chromium?.close();
-    await api?.close();
-  });
+  const running = apiAndChromium();
 
   it('renders every operation of the document (method, path, summary) with no page error', async () => {
-    const document = (await new HttpClient(api.url).get('/openapi.json')).body;
-    const page = await chromium.browser.newPage();
+    const document = (await new HttpClient(running.api.url).get('/openapi.json')).body;
+    const page = await running.chromium.browser.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(`${api.url}/docs`, { waitUntil: 'networkidle0', timeout: 30_000 });
+    await page.goto(`${running.api.url}/docs`, { waitUntil: 'networkidle0', timeout: 30_000 });
     await page.waitForSelector('.opblock-summary', { timeout: 15_000 });
 
     const rendered = await page.$$eval('.opblock-summary', (blocks) =>

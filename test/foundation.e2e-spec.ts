@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { RunningApi, startApi, startApiWithAccount } from './support/test-apps';
 import { HttpClient, eventually } from './support/http';
 import { expectErrorBody, RATE_LIMIT_HEADERS } from './support/expect-error';
 
@@ -11,9 +11,7 @@ describe('foundation: error model, request ids, health, documents', () => {
   let http: HttpClient;
 
   beforeAll(async () => {
-    api = await startApi();
-    const { apiKey } = await createAccount(api);
-    http = new HttpClient(api.url, apiKey);
+    ({ api, http } = await startApiWithAccount());
   });
   afterAll(() => api.close());
 

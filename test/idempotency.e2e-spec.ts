@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { createAccount, ROOMY_LIMITS, RunningApi, startApi, startApiWithAccount } from './support/test-apps';
 import { HttpClient, HttpResponse, eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 import { expectErrorBody } from './support/expect-error';
@@ -15,11 +15,8 @@ describe('Idempotency-Key on creating POSTs', () => {
   let db: DataSource;
 
   beforeAll(async () => {
-    api = await startApi();
+    ({ api, http, accountId } = await startApiWithAccount('enterprise', ROOMY_LIMITS));
     db = api.app.get(DataSource);
-    const account = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
-    accountId = account.accountId;
-    http = new HttpClient(api.url, account.apiKey);
   });
   afterAll(() => api.close());
 

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { RunningApi, startApiWithAccount } from './support/test-apps';
 
 /**
  * A name search over a catalogue of 25,000 pets (more than the 10,000 a page once read) answers
@@ -12,9 +12,8 @@ describe('GET /v1/pets?name= on a large catalogue', () => {
   let needles: number[];
 
   beforeAll(async () => {
-    api = await startApi();
-    const { accountId, apiKey } = await createAccount(api);
-    client = new HttpClient(api.url, apiKey);
+    let accountId: number;
+    ({ api, http: client, accountId } = await startApiWithAccount());
     const db = api.app.get(DataSource);
     const [{ id: category }] = await db.query(
       `INSERT INTO categories (account_id, name) VALUES ($1, 'big') RETURNING id`,

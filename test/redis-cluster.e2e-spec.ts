@@ -13,7 +13,7 @@ import { eventually, HttpClient } from './support/http';
 import { RedisCluster } from './support/redis-cluster';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { TestClock } from './support/test-clock';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /**
  * The service on a real Redis Cluster (3 masters, a replica each, started here from the

@@ -8,7 +8,7 @@ import { MaintenanceQueue } from '@app/jobs';
 import { expectErrorBody } from './support/expect-error';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /** Finished records past retention are removed by the worker's job, by dropping whole partitions (2-second ones here). */
 describe('retention', () => {

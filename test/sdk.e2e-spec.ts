@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { PetstoreClient, PetstoreError } from '@petstore/client';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { createAccount, ROOMY_LIMITS, RunningApi, startApiWithAccount } from './support/test-apps';
 
 /** A per-test client address: the test apps trust X-Forwarded-For, so per-address limits stay per test. */
 const clientIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
@@ -17,10 +17,8 @@ describe('SDK (packages/client) against the live API', () => {
     new PetstoreClient({ apiKey, baseUrl: api.url, headers: { 'X-Forwarded-For': clientIp() }, ...extra });
 
   beforeAll(async () => {
-    api = await startApi();
+    ({ api, apiKey } = await startApiWithAccount('enterprise', ROOMY_LIMITS));
     db = api.app.get(DataSource);
-    const account = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 });
-    apiKey = account.apiKey;
     client = sdk(apiKey);
     categoryId = (await client.categories.create({ name: `sdk-${Date.now()}` })).id;
   });

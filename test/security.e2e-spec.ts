@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { KEY_PREFIX } from '@app/access';
 import { unissuedKey } from './support/keys';
 import { rootLogger } from '@app/observability';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { ROOMY_LIMITS, RunningApi, startApi, startApiWithAccount } from './support/test-apps';
 import { contractFor } from './support/contract';
 import { HttpClient, HttpResponse } from './support/http';
 
@@ -78,9 +78,7 @@ describe('security', () => {
   let apiKey: string;
 
   beforeAll(async () => {
-    api = await startApi();
-    ({ apiKey } = await createAccount(api, 'enterprise', { limitPerMinute: 100_000, limitPerDay: 1_000_000 }));
-    http = new HttpClient(api.url, apiKey);
+    ({ api, apiKey, http } = await startApiWithAccount('enterprise', ROOMY_LIMITS));
   });
   afterAll(() => api.close());
 

@@ -6,7 +6,7 @@ import { FulfilmentQueue, FulfilOrderJob } from '@app/store';
 import { createAccount, ServiceProcess, stopAll } from './faults/support/service-process';
 import { eventually, HttpClient } from './support/http';
 import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
-import { ReceivedRequest, WebhookReceiver } from './support/webhook-receiver';
+import { ReceivedRequest, WebhookReceiver } from '@app/testing';
 
 /** OTLP span kinds. */
 const SERVER = 2;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpClient } from './support/http';
-import { createAccount, RunningApi, startApi } from './support/test-apps';
+import { RunningApi, startApiWithAccount } from './support/test-apps';
 import { typedClient } from './support/typed-client';
 
 describe('typed client: every operation through openapi-fetch and the generated types', () => {
@@ -9,9 +9,9 @@ describe('typed client: every operation through openapi-fetch and the generated 
   let client: ReturnType<typeof typedClient>;
 
   beforeAll(async () => {
-    api = await startApi();
-    const { apiKey } = await createAccount(api, 'pro');
-    client = typedClient(new HttpClient(api.url, apiKey));
+    let http: HttpClient;
+    ({ api, http } = await startApiWithAccount('pro'));
+    client = typedClient(http);
   });
   afterAll(() => api.close());
 

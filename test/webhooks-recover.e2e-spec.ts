@@ -2,7 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /** Issue 46.4: after an outage, one call resends every event whose deliveries failed since a time. */
 const ENV = {

@@ -17,7 +17,7 @@ import {
 import { rootLogger } from '@app/observability';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
-import { isSignedBy, WebhookReceiver } from './support/webhook-receiver';
+import { isSignedBy, WebhookReceiver } from '@app/testing';
 import { expectErrorBody } from './support/expect-error';
 import { describeWithPython, verifyWithGuidePython } from './support/guide-python';
 

@@ -2,7 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { eventually, HttpClient } from './support/http';
-import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+import { closeAll, RunningApi, startApiWithAccount, startWorker } from './support/test-apps';
 
 const WORKER_MAIN = join(__dirname, '..', 'dist', 'apps', 'worker', 'src', 'main.js');
 
@@ -12,9 +12,7 @@ describe('worker groups (WORKER_QUEUES)', () => {
   const workers: INestApplicationContext[] = [];
 
   beforeAll(async () => {
-    api = await startApi();
-    const { apiKey } = await createAccount(api);
-    http = new HttpClient(api.url, apiKey);
+    ({ api, http } = await startApiWithAccount());
   });
   afterAll(() => closeAll([...workers.map((w) => () => w.close()), () => api?.close()]));
 

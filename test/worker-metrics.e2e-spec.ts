@@ -17,7 +17,7 @@ import { OwnStores } from './support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
-import { WebhookReceiver } from './support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 const LOG_FILE = join(__dirname, 'artifacts', 'worker-metrics.log');
 /** Completed with DATABASE_URL and REDIS_URL of the file's own stores in beforeAll. */

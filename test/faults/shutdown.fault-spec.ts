@@ -1,5 +1,5 @@
 import { TcpProxy } from '../support/tcp-proxy';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 import { countByStatus, report, startLoad } from './support/load';
 import { RawExchange, tryConnect } from './support/raw-http';
 import { createAccount, ServiceProcess, stopAll } from './support/service-process';

@@ -1,5 +1,4 @@
-import { Chromium, launchChromium } from '../support/browser';
-import { RunningApi, startApi } from '../support/test-apps';
+import { apiAndChromium } from '../support/browser';
 import { describeWithChromium } from '../support/external-binary';
 
 /**
@@ -7,20 +6,10 @@ import { describeWithChromium } from '../support/external-binary';
  * script injected into the page (a hostile description, a compromised asset) could read the key.
  */
 describeWithChromium('/docs Content-Security-Policy', () => {
-  let api: RunningApi;
-  let chromium: Chromium;
-
-  beforeAll(async () => {
-    api = await startApi();
-    chromium = await launchChromium();
-  });
-  afterAll(async () => {
-    await chromium?.close();
-    await api?.close();
-  });
+  const running = apiAndChromium();
 
   const policyOf = async (path: string) => {
-    const res = await fetch(`${api.url}${path}`);
+    const res = await fetch(`${running.api.url}${path}`);
     await res.text();
     return res.headers.get('content-security-policy') ?? '';
   };
@@ -45,18 +34,18 @@ describeWithChromium('/docs Content-Security-Policy', () => {
   });
 
   it('Chromium renders the operations under the policy with no violation, and refuses an injected script', async () => {
-    const page = await chromium.browser.newPage();
+    const page = await running.chromium.browser.newPage();
     const pageErrors: string[] = [];
     const offOrigin: string[] = [];
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     page.on('request', (req) => {
-      if (!req.url().startsWith(api.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
+      if (!req.url().startsWith(running.api.url) && !req.url().startsWith('data:')) offOrigin.push(req.url());
     });
     // Page-side code as strings: the tests compile without the DOM library.
     await page.evaluateOnNewDocument(
       "window.violations = []; document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));",
     );
-    await page.goto(`${api.url}/docs`, { waitUntil: 'networkidle0', timeout: 30_000 });
+    await page.goto(`${running.api.url}/docs`, { waitUntil: 'networkidle0', timeout: 30_000 });
     await page.waitForSelector('.opblock-summary', { timeout: 15_000 });
     expect(await page.evaluate('window.violations')).toEqual([]);
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createAccount, RunningApi, startApi } from '../support/test-apps';
+import { createAccount, RunningApi, startApiWithAccount } from '../support/test-apps';
 import { HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
 
@@ -34,8 +34,7 @@ describe('input validation: ids, dates and names', () => {
   let http: HttpClient;
 
   beforeAll(async () => {
-    api = await startApi();
-    http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    ({ api, http } = await startApiWithAccount());
   });
   afterAll(() => api?.close());
 

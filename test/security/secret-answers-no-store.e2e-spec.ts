@@ -1,4 +1,4 @@
-import { createAccount, RunningApi, startApi } from '../support/test-apps';
+import { RunningApi, startApiWithAccount } from '../support/test-apps';
 import { HttpClient } from '../support/http';
 
 /**
@@ -10,8 +10,7 @@ describe('answers carrying a secret', () => {
   let http: HttpClient;
 
   beforeAll(async () => {
-    api = await startApi();
-    http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    ({ api, http } = await startApiWithAccount());
   });
   afterAll(() => api?.close());
 

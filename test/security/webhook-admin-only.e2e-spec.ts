@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /**
  * Issue 43: a read/write key redirected an admin's api_key.* webhook to itself (PATCH events, PATCH url, resend)

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { DeliverWebhookJob, WebhookQueue } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 const ENV = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_CONCURRENCY: '10' };
 const BACKLOG = 500;

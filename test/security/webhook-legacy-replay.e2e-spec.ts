@@ -3,7 +3,7 @@ import { IncomingHttpHeaders } from 'node:http';
 import { verifyWebhook, VerifyWebhookOptions, WebhookSignatureError } from '@petstore/client';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
-import { ReceivedRequest, WebhookReceiver } from '../support/webhook-receiver';
+import { ReceivedRequest, WebhookReceiver } from '@app/testing';
 
 const ENV = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true' };
 

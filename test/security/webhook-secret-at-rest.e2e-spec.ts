@@ -7,7 +7,7 @@ import { ConfigError, DEVELOPMENT_SECRET_KEY, loadConfig } from '@app/config';
 import { SecretBoxError, WebhookSecretBox } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
-import { isSignedBy, WebhookReceiver } from '../support/webhook-receiver';
+import { isSignedBy, WebhookReceiver } from '@app/testing';
 
 /**
  * Webhook signing secrets are stored under AES-256-GCM (WEBHOOK_SECRET_KEYS, with a key id), so

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { isPrivateAddress } from '@app/webhooks';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
-import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 
 /**
  * Issue 43: with private URLs refused, creation answered 400 for a host name the server resolves to a private

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { Browser } from 'puppeteer-core';
+import { closeAll, RunningApi, startApi } from './test-apps';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -38,4 +39,14 @@ export async function launchChromium(): Promise<Chromium> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** The API and Chromium, started before the enclosing describe's tests and closed after them: read them in the tests. */
+export function apiAndChromium(): { api: RunningApi; chromium: Chromium } {
+  const running = {} as { api: RunningApi; chromium: Chromium };
+  beforeAll(async () => {
+    [running.api, running.chromium] = await Promise.all([startApi(), launchChromium()]);
+  });
+  afterAll(() => closeAll([() => running.chromium?.close(), () => running.api?.close()]));
+  return running;
 }

@@ -14,6 +14,7 @@ import { JobQueues } from '@app/jobs';
 import { OpsServerService } from '../../apps/worker/src/ops/ops-server.service';
 import { QueueWorkers } from '../../apps/worker/src/runtime/queue-workers';
 import { WorkerModule } from '../../apps/worker/src/worker.module';
+import { HttpClient } from './http';
 
 export type EnvOverrides = Record<string, string>;
 
@@ -100,6 +101,28 @@ export async function createAccount(
     .get(AccountsService)
     .create(`test-account-${process.pid}-${++accountSeq}`, plan, limits);
   return { accountId: account.id, apiKey: key.secret, keyId: key.id };
+}
+
+/** Limits a file's burst of requests never reaches (with the enterprise plan). */
+export const ROOMY_LIMITS = { limitPerMinute: 100_000, limitPerDay: 1_000_000 };
+
+export interface ApiWithAccount {
+  api: RunningApi;
+  /** Signs with the account's key. */
+  http: HttpClient;
+  accountId: number;
+  apiKey: string;
+  keyId: number;
+}
+
+/** The API and one account on it: what most e2e files start with. */
+export async function startApiWithAccount(
+  plan: Plan = 'business',
+  limits: { limitPerMinute?: number; limitPerDay?: number } = {},
+): Promise<ApiWithAccount> {
+  const api = await startApi();
+  const account = await createAccount(api, plan, limits);
+  return { api, http: new HttpClient(api.url, account.apiKey), ...account };
 }
 
 /**

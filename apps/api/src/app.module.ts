@@ -1,18 +1,12 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
-import { AccessModule } from '@app/access';
-import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
+import { featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
 import { AllExceptionsFilter, ApiValidationPipe } from '@app/errors';
-import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
-import { MessagesModule } from '@app/messages';
 import { TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
-import { StoreModule } from '@app/store';
-import { UsageModule } from '@app/usage';
-import { WebhooksModule } from '@app/webhooks';
 import { AccountController } from './account/account.controller';
 import { CategoriesController } from './categories/categories.controller';
 import { EventsController } from './events/events.controller';
@@ -31,6 +25,22 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
 import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
 
+/** In this order in the OpenAPI document (and its generated clients). */
+export const API_CONTROLLERS = [
+  AccountController,
+  KeysController,
+  RateLimitController,
+  UsageController,
+  EventsController,
+  WebhooksController,
+  CategoriesController,
+  PetsController,
+  InventoryController,
+  OrdersController,
+  MessagesController,
+  RootController,
+];
+
 @Module({
   imports: [
     ConfigModule,
@@ -39,31 +49,11 @@ import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
     DatabaseModule.forRoot('api'),
     RedisModule,
     JobsModule.register('producer'),
-    EventsModule,
-    AccessModule,
-    CatalogModule,
-    StoreModule,
-    MessagesModule,
-    WebhooksModule,
-    UsageModule.register('api'),
+    ...featureModules('api'),
     HealthModule,
     IdempotencyModule,
   ],
-  // In this order in the OpenAPI document (and its generated clients).
-  controllers: [
-    AccountController,
-    KeysController,
-    RateLimitController,
-    UsageController,
-    EventsController,
-    WebhooksController,
-    CategoriesController,
-    PetsController,
-    InventoryController,
-    OrdersController,
-    MessagesController,
-    RootController,
-  ],
+  controllers: API_CONTROLLERS,
   providers: [
     ROUTE_TABLE_PROVIDER,
     RequestGateMiddleware,

@@ -1,16 +1,15 @@
 import { Module } from '@nestjs/common';
-import { AccessModule } from '@app/access';
-import { CatalogModule } from '@app/catalog';
 import { ConfigModule } from '@app/config';
+import { featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
-import { EventsModule, FanOutEventJob } from '@app/events';
+import { FanOutEventJob } from '@app/events';
 import { JobsModule, RetentionJob } from '@app/jobs';
-import { MessagesModule, ProcessMessageJob } from '@app/messages';
+import { ProcessMessageJob } from '@app/messages';
 import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
-import { FulfilOrderJob, StoreModule } from '@app/store';
-import { AggregateUsageJob, UsageModule } from '@app/usage';
-import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhooksModule } from '@app/webhooks';
+import { FulfilOrderJob } from '@app/store';
+import { AggregateUsageJob } from '@app/usage';
+import { DeliverWebhookBatchJob, DeliverWebhookJob } from '@app/webhooks';
 import { OpsServerService } from './ops/ops-server.service';
 import { QueueDashboardService } from './ops/queue-dashboard.service';
 import { WorkerStateService } from './ops/worker-state.service';
@@ -42,13 +41,7 @@ export const JOBS = [
     DatabaseModule.forRoot('worker'),
     RedisModule,
     JobsModule.register('worker'),
-    EventsModule,
-    AccessModule,
-    CatalogModule,
-    StoreModule,
-    MessagesModule,
-    WebhooksModule,
-    UsageModule.register('worker'),
+    ...featureModules('worker'),
   ],
   providers: [
     { provide: WorkerJobs, useValue: new WorkerJobs(JOBS) },

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { loadConfig } from '@app/config';
 import { maintenanceUrl, migrate } from './ensure-database';
 import { MIGRATIONS } from './migrations';
-import { unitDatabase } from '../../../test/support/unit-database';
+import { unitDatabase } from '@app/testing';
 
 /** Against the real Postgres, on a database of its own that each run drops and creates anew. */
 describe('migrate', () => {

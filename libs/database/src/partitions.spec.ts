@@ -5,7 +5,7 @@ import { dataSourceOptions } from './data-source-options';
 import { maintenanceUrl } from './ensure-database';
 import { MIGRATIONS } from './migrations';
 import { createPartitionsAhead, dropPartition, HistoryTable, partitionName, rangePartitions } from './partitions';
-import { unitDatabase } from '../../../test/support/unit-database';
+import { unitDatabase } from '@app/testing';
 
 const MESSAGES: HistoryTable = { table: 'messages', column: 'id', key: 'message-id' };
 const HOUR = 3_600_000;

@@ -5,7 +5,7 @@ import { dataSourceOptions } from './data-source-options';
 import { ensureDatabase } from './ensure-database';
 import { poolOf, preparedQuery } from './prepared-query';
 import { LazyTransaction, TransactionRunner } from './transaction-runner';
-import { unitDatabase } from '../../../test/support/unit-database';
+import { unitDatabase } from '@app/testing';
 
 const TIMEOUT_MS = 4321;
 const INSERT = `INSERT INTO transaction_probe (name) VALUES ($1) RETURNING txid_current(), pg_backend_pid()`;

@@ -4,7 +4,7 @@ import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
 import { OutboxDispatch, OutboxStaging, UnitOfWork } from '@app/jobs';
 import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
-import { unitDatabase } from '../../../test/support/unit-database';
+import { unitDatabase } from '@app/testing';
 
 describe('DomainUnitOfWork against the real Postgres', () => {
   const config = loadConfig({ DATABASE_URL: unitDatabase('events').url });

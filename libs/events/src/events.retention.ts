@@ -1,22 +1,15 @@
-import { Injectable } from '@nestjs/common';
-import { AppConfig } from '@app/config';
-import { PartitionedHistory, RetentionSource } from '@app/jobs';
+import { retentionSource } from '@app/jobs';
 import { eventQueries } from './events.queries';
 
 /** Deliveries have partitions of their own, kept no longer than the events (the config refuses more). */
-@Injectable()
-@RetentionSource()
-export class EventsRetentionSource implements RetentionSource {
-  readonly name = 'events';
-  readonly partitioned: PartitionedHistory = {
+export const EventsRetentionSource = retentionSource({
+  name: 'events',
+  keepDays: (config) => config.retention.eventsDays,
+  partitioned: {
     table: 'events',
     column: 'id',
     key: 'time-ordered-id',
     sequence: 'events_id_seq',
     openRows: eventQueries.openRows().text,
-  };
-
-  keepDays(config: AppConfig): number {
-    return config.retention.eventsDays;
-  }
-}
+  },
+});

@@ -1,3 +1,4 @@
+import { Injectable, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { AppConfig } from '@app/config';
 import { HistoryTable, Sql } from '@app/database';
@@ -20,3 +21,17 @@ export interface RetentionSource {
 }
 
 export const RetentionSource = DiscoveryService.createDecorator<void>();
+
+/** A source as data: the provider class the retention job discovers (`usage_hours`: UsageHoursRetentionSource). */
+export function retentionSource(source: RetentionSource): Type<RetentionSource> {
+  @Injectable()
+  @RetentionSource()
+  class DeclaredRetentionSource {
+    constructor() {
+      Object.assign(this, source);
+    }
+  }
+  const className = source.name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase()) + 'RetentionSource';
+  Object.defineProperty(DeclaredRetentionSource, 'name', { value: className });
+  return DeclaredRetentionSource as Type<RetentionSource>;
+}

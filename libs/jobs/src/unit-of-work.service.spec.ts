@@ -8,7 +8,7 @@ import { OutboxRow } from './jobs.queries';
 import { OutboxStaging } from './outbox-staging.service';
 import { defineQueue } from './queue-definition';
 import { UnitOfWork } from './unit-of-work.service';
-import { unitDatabase } from '../../../test/support/unit-database';
+import { unitDatabase } from '@app/testing';
 
 const TestJob = defineJob<{ id: string }>({
   name: 'unit-of-work.test',

@@ -1,5 +1,5 @@
 import { loadConfig } from '@app/config';
-import { WebhookReceiver } from '../../../test/support/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 import { WebhookSender } from './webhook-sender';
 
 describe('WebhookSender (against a local receiver)', () => {

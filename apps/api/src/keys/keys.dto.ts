@@ -4,6 +4,7 @@ import { Transform } from 'class-transformer';
 import { MAX_ROTATION_GRACE_SECONDS } from '@app/access';
 import { SCOPES, Scope } from '@app/access';
 import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
+import { EventPayloadSchema } from '../openapi/event-payloads';
 
 @ApiSchema({ name: 'NewApiKey' })
 export class NewApiKeyDto {
@@ -81,4 +82,12 @@ export class ApiKeySchema {
 @ApiSchema({ name: 'IssuedApiKey' })
 export class IssuedApiKeySchema extends ApiKeySchema {
   @ApiProperty({ description: 'The secret: shown once, never again' }) secret!: string;
+}
+
+@EventPayloadSchema('ApiKeyBan', 'An API key temporarily banned for exceeding its limits')
+export class ApiKeyBanSchema {
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The key', example: 7 })
+  id!: number;
+  @ApiProperty({ format: 'date-time', description: 'When the ban began', example: '2026-01-15T09:30:00.000Z' })
+  bannedAt!: string;
 }

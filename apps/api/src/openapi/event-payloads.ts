@@ -1,38 +1,12 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PET_STATUSES, PetStatus } from '@app/catalog';
+import { Type } from '@nestjs/common';
+import { ApiSchema } from '@nestjs/swagger';
 import { DomainEventType } from '@app/events';
-import { PetSchema } from '../pets/pets.dto';
 
 // The document is walked as plain JSON; its nodes have no useful static type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-@ApiSchema({ name: 'PetStatusChange', description: 'A pet after a status change, with the status it had before' })
-export class PetStatusChangeSchema extends PetSchema {
-  @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus', description: 'The status before', example: 'available' })
-  previousStatus!: PetStatus;
-}
-
-@ApiSchema({ name: 'InventoryChange', description: "A pet's stock after a change, with the stock before" })
-export class InventoryChangeSchema {
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The pet', example: 42 })
-  petId!: number;
-  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, description: 'Units in stock now', example: 3 })
-  quantity!: number;
-  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, description: 'Units in stock before', example: 1 })
-  previousQuantity!: number;
-}
-
-@ApiSchema({ name: 'ApiKeyBan', description: 'An API key temporarily banned for exceeding its limits' })
-export class ApiKeyBanSchema {
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The key', example: 7 })
-  id!: number;
-  @ApiProperty({ format: 'date-time', description: 'When the ban began', example: '2026-01-15T09:30:00.000Z' })
-  bannedAt!: string;
-}
-
-export const EVENT_PAYLOAD_MODELS = [PetStatusChangeSchema, InventoryChangeSchema, ApiKeyBanSchema];
-
+// The data schema of each event type, by name.
 // `satisfies` makes a new event type fail to compile here.
 const EVENT_DATA = {
   'pet.created': 'Pet',
@@ -80,4 +54,19 @@ export function typeEventData(schemas: Record<string, Json>): void {
     oneOf: [...new Set(Object.values(mapping))].map(($ref) => ({ $ref })),
     discriminator: { propertyName: 'type', mapping },
   };
+}
+
+const payloadModels = new Map<string, Type>();
+
+/** A schema only events carry, declared beside its feature: named, and added to the document's models. */
+export function EventPayloadSchema(name: string, description: string): ClassDecorator {
+  return (target) => {
+    ApiSchema({ name, description })(target);
+    payloadModels.set(name, target as unknown as Type);
+  };
+}
+
+/** The event-only schemas the loaded features declared, in the order EVENT_DATA names them. */
+export function eventPayloadModels(): Type[] {
+  return [...new Set(Object.values(EVENT_DATA))].flatMap((name) => payloadModels.get(name) ?? []);
 }

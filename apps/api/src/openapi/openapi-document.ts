@@ -4,7 +4,7 @@ import { AppConfig } from '@app/config';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
 import { errorExample, exampleOf } from './document-examples';
-import { EVENT_PAYLOAD_MODELS, typeEventData } from './event-payloads';
+import { eventPayloadModels, typeEventData } from './event-payloads';
 import { RoutePolicy, RouteScope } from '../policy/route-policy.decorator';
 import { API_PREFIX, RouteTable } from '../policy/route-table';
 
@@ -183,7 +183,7 @@ export function buildOpenApiDocument(
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
   const doc = SwaggerModule.createDocument(app, builder.build(), {
     ignoreGlobalPrefix: true,
-    extraModels: [ErrorSchema, ...EVENT_PAYLOAD_MODELS],
+    extraModels: [ErrorSchema, ...eventPayloadModels()],
     operationIdFactory: (_controller, method) => method,
   });
   doc.openapi = '3.0.3';

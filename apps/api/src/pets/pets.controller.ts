@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { AppConfig, Clock } from '@app/config';
@@ -8,13 +8,12 @@ import { PetView } from '@app/catalog';
 import { created } from '../common/created';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Auth } from '../gate/auth.decorator';
-import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
+import { taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
-import { NewPetDto, PetListQuery, PetSchema, PetUpdateDto } from './pets.dto';
+import { NewPetDto, PetListQuery, PetUpdateDto } from './pets.dto';
 import { PetsService } from '@app/catalog';
-import { ApiCreatedAt } from '../openapi/location-header';
 import { Policy } from '../policy/route-policy.decorator';
+import { ListPetsDocs, CreatePetDocs, GetPetDocs, UpdatePetDocs, DeletePetDocs } from './pets.openapi';
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
@@ -39,13 +38,7 @@ export class PetsController {
 
   @Get()
   @Policy({ scope: 'read' })
-  @ApiOperation({
-    operationId: 'listPets',
-    summary: 'Pets by id (keyset pages), filtered by status, category, name or ids',
-    description:
-      'The account\'s pets in id order, in keyset pages, optionally filtered by status, category, name (a case-insensitive substring of at least 3 characters) or a list of ids (`ids=1,2,3`, which replaces GET /pets/{petId}). Follow `Link: rel="next"` for the next page: a page without it is the last, and a name search answers its matches on the first page however large the catalogue.',
-  })
-  @ApiOkResponse({ type: [PetSchema], description: 'A page (the Pets model); `Link: <...>; rel="next"` when more' })
+  @ListPetsDocs()
   async list(
     @Auth() auth: AuthContext,
     @Query() query: PetListQuery,
@@ -56,13 +49,7 @@ export class PetsController {
 
   @Post()
   @Policy({ scope: 'write', idempotent: 'account' })
-  @ApiOperation({
-    operationId: 'createPet',
-    summary: 'Add a pet: 1 unit in stock (available) or none (sold)',
-    description:
-      'Adds a pet to a category of the account. `available` (the default) puts one unit in stock; `sold` puts none. An unknown category is 400. Send an Idempotency-Key so a retry does not add the pet twice.',
-  })
-  @ApiCreatedAt(PetSchema, '/v1/pets/{petId}')
+  @CreatePetDocs()
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewPetDto,
@@ -73,23 +60,7 @@ export class PetsController {
 
   @Get(':petId')
   @Policy({ scope: 'read', deprecated: true })
-  @ApiOperation({
-    operationId: 'getPet',
-    summary: 'One pet (deprecated: use GET /pets?ids={petId}); 410 after the sunset date',
-    description:
-      'One pet, with its ETag. Deprecated in favour of GET /pets?ids={petId}: answers carry `Deprecation`, `Sunset` and a `Link` to the successor, and after the sunset date (`x-sunset`) the operation answers 410 `endpoint_sunset`.',
-  })
-  @ApiOkResponse({
-    type: PetSchema,
-    headers: {
-      Deprecation: { description: 'RFC 9745: `@<unix seconds>` of the deprecation', schema: { type: 'string' } },
-      Sunset: { description: 'RFC 8594: HTTP-date after which the operation answers 410', schema: { type: 'string' } },
-      Link: { description: '`</v1/pets?ids={petId}>; rel="successor-version"`', schema: { type: 'string' } },
-      ETag: { description: 'Entity tag of the pet', schema: { type: 'string' } },
-    },
-  })
-  @ApiHeader(IF_NONE_MATCH_HEADER)
-  @ApiErrors(410)
+  @GetPetDocs()
   async getOne(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,
@@ -110,15 +81,7 @@ export class PetsController {
 
   @Patch(':petId')
   @Policy({ scope: 'write' })
-  @ApiOperation({
-    operationId: 'updatePet',
-    summary: 'Change a pet (a status sets the stock it implies)',
-    description:
-      'Changes the fields sent. A status sets the stock it implies (`available`: at least one unit, `sold`: none); `pending` is derived from open orders and cannot be sent. With If-Match, only if the ETag still matches (412 otherwise).',
-  })
-  @ApiOkResponse({ type: PetSchema })
-  @ApiHeader(IF_MATCH_HEADER)
-  @ApiErrors(412)
+  @UpdatePetDocs()
   async update(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,
@@ -132,15 +95,7 @@ export class PetsController {
   @Delete(':petId')
   @Policy({ scope: 'write' })
   @HttpCode(204)
-  @ApiOperation({
-    operationId: 'deletePet',
-    summary: 'Delete a pet without open orders (else 409 pet_has_open_orders)',
-    description:
-      'Deletes a pet with no open orders; otherwise 409 `pet_has_open_orders` (cancel or let them complete first). With If-Match, only if the ETag still matches (412 otherwise).',
-  })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiHeader(IF_MATCH_HEADER)
-  @ApiErrors(409, 412)
+  @DeletePetDocs()
   async remove(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,

@@ -4,6 +4,7 @@ import { NAME_SEARCH_MIN_LENGTH, PET_STATUSES, PetStatus } from '@app/catalog';
 import { IsOptional, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 import { references } from '../openapi/api-errors.decorator';
 import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';
+import { EventPayloadSchema } from '../openapi/event-payloads';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** A client may ask for `available` (one unit in stock) or `sold` (none); `pending` is derived only. */
@@ -121,4 +122,10 @@ export class PetListQuery extends PageQuery {
   @ArrayMaxSize(MAX_PAGE_SIZE)
   @IsInt({ each: true, message: 'ids must be comma-separated positive integers' })
   ids?: number[];
+}
+
+@EventPayloadSchema('PetStatusChange', 'A pet after a status change, with the status it had before')
+export class PetStatusChangeSchema extends PetSchema {
+  @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus', description: 'The status before', example: 'available' })
+  previousStatus!: PetStatus;
 }

@@ -1,6 +1,6 @@
 import { RequestMethod, Type } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { controllerPaths, handlerRoute } from './route-metadata';
 import { PublicRoute, RoutePolicy, RoutePolicyOf } from './route-policy.decorator';
 
 /** Every keyed route is under it; public routes and static mounts are left out. */
@@ -34,8 +34,6 @@ export const UNROUTED: RoutePolicy = {
   deprecated: false,
 };
 
-const asList = (path: string | string[] | undefined) => (Array.isArray(path) ? path : [path ?? '']);
-
 function joinPath(...parts: string[]): string {
   const segments = parts.flatMap((part) => part.split('/')).filter(Boolean);
   return `/${segments.map((s) => (s.startsWith(':') ? `{${s.slice(1)}}` : s)).join('/')}`;
@@ -57,16 +55,16 @@ export class RouteTable {
     const scanner = new MetadataScanner();
     const entries: RouteEntry[] = [];
     for (const controller of controllers) {
-      const base = asList(Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined);
+      const base = controllerPaths(controller);
       for (const name of scanner.getAllMethodNames(controller.prototype)) {
         const handler = controller.prototype[name] as (...args: unknown[]) => unknown;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (method === undefined || reflector.get(PublicRoute, handler) !== undefined) continue;
+        const route = handlerRoute(handler);
+        if (route === undefined || reflector.get(PublicRoute, handler) !== undefined) continue;
         const policy = reflector.get(RoutePolicyOf, handler) as RoutePolicy | undefined;
         for (const prefix of base)
-          for (const path of asList(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined)) {
+          for (const path of route.paths) {
             const entry = {
-              method: RequestMethod[method],
+              method: RequestMethod[route.method],
               path: joinPath(API_PREFIX, prefix, path),
               operationId: name,
             };

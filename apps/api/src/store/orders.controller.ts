@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
@@ -7,13 +7,12 @@ import { OrderView } from '@app/store';
 import { created } from '../common/created';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { Auth } from '../gate/auth.decorator';
-import { ApiErrors } from '../openapi/api-errors.decorator';
-import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER, taggedJson } from '../common/etag';
+import { taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
 import { OrdersService } from '@app/store';
-import { NewOrderDto, OrderListQuery, OrderSchema } from './store.dto';
-import { ApiCreatedAt } from '../openapi/location-header';
+import { NewOrderDto, OrderListQuery } from './store.dto';
 import { Policy } from '../policy/route-policy.decorator';
+import { ListOrdersDocs, PlaceOrderDocs, GetOrderDocs, CancelOrderDocs } from './orders.openapi';
 
 @ApiTags('Store')
 @Controller('store/orders')
@@ -25,13 +24,7 @@ export class OrdersController {
 
   @Get()
   @Policy({ scope: 'read' })
-  @ApiOperation({
-    operationId: 'listOrders',
-    summary: 'Orders of the account, by id (keyset pages)',
-    description:
-      'The account\'s orders in id order, in keyset pages, optionally filtered by pet or completion. Follow `Link: rel="next"` for the next page.',
-  })
-  @ApiOkResponse({ type: [OrderSchema], description: 'A page; `Link: <...>; rel="next"` when there is more' })
+  @ListOrdersDocs()
   async list(
     @Auth() auth: AuthContext,
     @Query() query: OrderListQuery,
@@ -42,14 +35,7 @@ export class OrdersController {
 
   @Post()
   @Policy({ scope: 'write', idempotent: 'account' })
-  @ApiOperation({
-    operationId: 'placeOrder',
-    summary: 'Order units of a pet: stock is taken at once; the worker fulfils at ship date',
-    description:
-      'Orders units of a pet. The stock is taken at once (409 `insufficient_stock` when it cannot be); the worker completes the order at its ship date and emits `order.completed`. Send an Idempotency-Key: a retry with the same key never places a second order.',
-  })
-  @ApiCreatedAt(OrderSchema, '/v1/store/orders/{orderId}', 'Placed (`complete: false`); `Location` names it')
-  @ApiErrors(409)
+  @PlaceOrderDocs()
   async place(
     @Auth() auth: AuthContext,
     @Body() body: NewOrderDto,
@@ -60,13 +46,7 @@ export class OrdersController {
 
   @Get(':orderId')
   @Policy({ scope: 'read' })
-  @ApiOperation({
-    operationId: 'getOrder',
-    summary: 'One order',
-    description: 'One order of the account, with its ETag (If-None-Match gives 304).',
-  })
-  @ApiOkResponse({ type: OrderSchema })
-  @ApiHeader(IF_NONE_MATCH_HEADER)
+  @GetOrderDocs()
   async get(
     @Auth() auth: AuthContext,
     @Param('orderId', ParseIdPipe) id: number,
@@ -78,15 +58,7 @@ export class OrdersController {
   @Delete(':orderId')
   @Policy({ scope: 'write' })
   @HttpCode(204)
-  @ApiOperation({
-    operationId: 'cancelOrder',
-    summary: 'Cancel an open order: its units return to stock',
-    description:
-      "Cancels an open order; its units return to the pet's stock. A completed order is 409 `order_not_cancellable`. With If-Match, only if the ETag still matches (412 otherwise).",
-  })
-  @ApiNoContentResponse({ description: 'Cancelled' })
-  @ApiHeader(IF_MATCH_HEADER)
-  @ApiErrors(409, 412)
+  @CancelOrderDocs()
   async cancel(
     @Auth() auth: AuthContext,
     @Param('orderId', ParseIdPipe) id: number,

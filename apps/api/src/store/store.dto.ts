@@ -4,6 +4,7 @@ import { IsOptional } from '@app/errors';
 import { PET_STATUSES, PetStatus } from '@app/catalog';
 import { references } from '../openapi/api-errors.decorator';
 import { BooleanParam, IntParam, PageQuery } from '../common/pagination';
+import { EventPayloadSchema } from '../openapi/event-payloads';
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_STOCK = 1_000_000_000;
@@ -93,4 +94,14 @@ export class OrderListQuery extends PageQuery {
   @Min(1)
   @Max(MAX_ID)
   petId?: number;
+}
+
+@EventPayloadSchema('InventoryChange', "A pet's stock after a change, with the stock before")
+export class InventoryChangeSchema {
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, description: 'The pet', example: 42 })
+  petId!: number;
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, description: 'Units in stock now', example: 3 })
+  quantity!: number;
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 0, description: 'Units in stock before', example: 1 })
+  previousQuantity!: number;
 }

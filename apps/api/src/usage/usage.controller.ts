@@ -1,13 +1,13 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { ApiKeysService, AuthContext, limitsFor } from '@app/access';
 import { Clock } from '@app/config';
 import { ApiError } from '@app/errors';
 import { bucketStart, GRANULARITY_MS, UsageHistoryService } from '@app/usage';
 import { Auth } from '../gate/auth.decorator';
-import { ApiErrors } from '../openapi/api-errors.decorator';
 import { UsageQueryDto, UsageSchema } from './usage.dto';
 import { OwnBudget, Policy } from '../policy/route-policy.decorator';
+import { GetUsageDocs } from './usage.openapi';
 
 /** Buckets one answer may hold: a day of minutes, two months of hours, four years of days. */
 export const MAX_BUCKETS = 1_500;
@@ -26,14 +26,7 @@ export class UsageController {
 
   @Get()
   @Policy({ scope: 'any', metering: USAGE_BUDGET, stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'getUsage',
-    summary: 'Requests admitted, refused (429) and bans, per minute, hour or day',
-    description:
-      "The account's request history as the rate limiter counted it, per UTC bucket, for one key (`keyId`) or the whole account, with the plan's limits alongside. Exact across API replicas; the current minute is included as it happens. Requests answered while the limiter's Redis was unreachable are not counted. Minute buckets are kept 2 days and hour and day buckets 90 days (the operator's `RETENTION_USAGE_MINUTES_DAYS` and `RETENTION_USAGE_HOURS_DAYS`); older buckets read as zero. At most 1,500 buckets per call.",
-  })
-  @ApiOkResponse({ type: UsageSchema })
-  @ApiErrors(422)
+  @GetUsageDocs()
   async get(@Auth() auth: AuthContext, @Query() query: UsageQueryDto): Promise<UsageSchema> {
     const to = query.to ? Date.parse(query.to) : this.clock.nowMs();
     const from = query.from ? Date.parse(query.from) : to - DEFAULT_SPAN[query.granularity];

@@ -1,43 +1,42 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBody,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { WebhookView } from '@app/webhooks';
 import { Auth } from '../gate/auth.decorator';
-import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
-import { locationOf } from '../openapi/location-header';
-import { FeedQuery, LINK_HEADER, page, PageQuery } from '../common/pagination';
+import { FeedQuery, page, PageQuery } from '../common/pagination';
 import {
   CreatedWebhookSchema,
-  DeliveryAttemptSchema,
-  DeliverySchema,
   NewWebhookDto,
-  RecoveredWebhookSchema,
   RecoverWebhookDto,
   RotateWebhookSecretDto,
   sinceOf,
-  WebhookSchema,
   WebhookUpdateDto,
 } from './webhooks.dto';
 import {
   DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
   DeliveryAttemptView,
   DeliveryView,
-  RECOVER_LIMIT,
   RecoverResult,
   WebhooksService,
 } from '@app/webhooks';
 import { Policy } from '../policy/route-policy.decorator';
+import {
+  CreateWebhookDocs,
+  ListWebhooksDocs,
+  GetWebhookDocs,
+  UpdateWebhookDocs,
+  RotateWebhookSecretDocs,
+  DeleteWebhookDocs,
+  EnableWebhookDocs,
+  ListWebhookDeliveriesDocs,
+  ListWebhookDeliveryAttemptsDocs,
+  ResendWebhookDeliveryDocs,
+  RecoverWebhookDocs,
+  TestWebhookDocs,
+} from './webhooks.openapi';
 
 @ApiTags('Webhooks')
 @Controller('webhooks')
@@ -50,19 +49,7 @@ export class WebhooksController {
   @Post()
   @Policy({ scope: 'write', idempotent: 'same-key', stability: 'experimental' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
-  @ApiOperation({
-    operationId: 'createWebhook',
-    summary: 'Subscribe a URL to event types; the signing secret is in this answer only',
-    description:
-      "Subscribes an http(s) URL to event types. Each matching event is POSTed to it signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`) with the `secret`, which appears in this answer only (until 2027-06-01 also with the legacy `Petstore-Signature`). An address on a private, loopback or reserved network written in the URL (or `localhost`) is refused with 400; a host name is not resolved here but before each delivery, which fails if it resolves to such an address. Subscribing to `api_key.*` events needs a key with the `admin` scope (403 `insufficient_scope`), and a webhook an `admin` key creates is managed by `admin` keys only. An account holds at most its plan's number of webhooks (free 10, pro 25, business 50, enterprise 100); one more is 422 `quota_exceeded`. Send an Idempotency-Key so a retried request does not subscribe twice.",
-  })
-  @ApiCreatedResponse({
-    type: CreatedWebhookSchema,
-    description: 'Created; `Location` names it',
-    headers: locationOf('/v1/webhooks/{webhookId}'),
-  })
-  @ApiErrors()
-  @ApiQuotaError('webhooks')
+  @CreateWebhookDocs()
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewWebhookDto,
@@ -77,42 +64,21 @@ export class WebhooksController {
 
   @Get()
   @Policy({ scope: 'read', stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'listWebhooks',
-    summary: 'The account’s webhooks (never their secrets)',
-    description:
-      'Every webhook of the account with its URL, event types and status (`active`, or `disabled` after failing deliveries). Secrets are never returned after creation. A key without the `admin` scope is not shown the admin-only webhooks (those receiving `api_key.*` events or created by an `admin` key); they still count towards the quota.',
-  })
-  @ApiOkResponse({ type: [WebhookSchema] })
-  @ApiErrors()
+  @ListWebhooksDocs()
   list(@Auth() auth: AuthContext): Promise<WebhookView[]> {
     return this.webhooks.list(auth.accountId, auth.scopes);
   }
 
   @Get(':webhookId')
   @Policy({ scope: 'read', stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'getWebhook',
-    summary: 'One webhook (never its secret)',
-    description:
-      'The webhook with its URL, event types, description, status and rotation grace; 404 for another account’s. A webhook receiving `api_key.*` events or created by an `admin` key is admin-only: this and every other operation on it need a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiOkResponse({ type: WebhookSchema })
-  @ApiErrors()
+  @GetWebhookDocs()
   get(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
     return this.webhooks.get(auth.accountId, webhookId, auth.scopes);
   }
 
   @Patch(':webhookId')
   @Policy({ scope: 'write', stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'updateWebhook',
-    summary: 'Change a webhook’s URL, event types, description, or enable or disable it',
-    description:
-      'Changes the fields sent. A new URL is checked as at creation (400 `validation_failed` naming `url`, with the reason). Subscribing to `api_key.*` events, or changing an admin-only webhook (one receiving them or created by an `admin` key), needs a key with the `admin` scope (403 `insufficient_scope`). `enabled: false` stops its deliveries (tests and resends still go); `enabled: true` re-enables it as POST /webhooks/{webhookId}/enable does. The secret is changed by POST /webhooks/{webhookId}/rotate.',
-  })
-  @ApiOkResponse({ type: WebhookSchema })
-  @ApiErrors()
+  @UpdateWebhookDocs()
   update(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -124,19 +90,7 @@ export class WebhooksController {
   @Post(':webhookId/rotate')
   @Policy({ scope: 'write', idempotent: 'same-key', stability: 'experimental' })
   @Header('Cache-Control', 'no-store') // the answer carries a secret
-  @ApiBody({
-    type: RotateWebhookSecretDto,
-    required: false,
-    description: 'Optional: without a body the grace period is one day',
-  })
-  @ApiOperation({
-    operationId: 'rotateWebhookSecret',
-    summary: 'New signing secret, shown once; the old one also signs for a grace period',
-    description:
-      'Issues a new `whsec_` secret (Standard Webhooks: base64 of 32 bytes). For `gracePeriodSeconds` (default 86400, at most 604800: 7 days; 0 ends it at once) deliveries carry a signature under each secret, space-separated in `webhook-signature`, so the receiver can switch over; a secret replaced by an earlier rotation stops signing now. A disabled webhook rotates too. Rotating an admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) needs a key with the `admin` scope (403 `insufficient_scope`). Send an Idempotency-Key so a retried request does not rotate twice (the retry by the same key gets the same secret).',
-  })
-  @ApiCreatedResponse({ type: CreatedWebhookSchema })
-  @ApiErrors()
+  @RotateWebhookSecretDocs()
   rotate(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -150,14 +104,7 @@ export class WebhooksController {
   @Delete(':webhookId')
   @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(204)
-  @ApiOperation({
-    operationId: 'deleteWebhook',
-    summary: 'Delete a webhook; its pending deliveries stop',
-    description:
-      'Deletes a webhook with its deliveries and their attempts (the receiver’s answers with them); deliveries not yet made to it are dropped. Events keep being recorded and can be read from GET /events. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is deleted only by a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors()
+  @DeleteWebhookDocs()
   async remove(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<void> {
     await this.webhooks.remove(auth.accountId, webhookId, auth.scopes);
   }
@@ -165,28 +112,14 @@ export class WebhooksController {
   @Post(':webhookId/enable')
   @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(200)
-  @ApiOperation({
-    operationId: 'enableWebhook',
-    summary: 'Re-enable a webhook disabled after failing deliveries',
-    description:
-      'Re-activates a webhook that was disabled after its deliveries kept failing, with the same URL and secret. Events from now on are delivered again; deliveries that failed while it was disabled stay failed and are not resent (POST /webhooks/{webhookId}/recover resends them). An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is re-enabled only by a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiOkResponse({ type: WebhookSchema })
-  @ApiErrors()
+  @EnableWebhookDocs()
   enable(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<WebhookView> {
     return this.webhooks.enable(auth.accountId, webhookId, auth.scopes);
   }
 
   @Get(':webhookId/deliveries')
   @Policy({ scope: 'read', stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'listWebhookDeliveries',
-    summary: 'Deliveries to a webhook, in either order: attempts, last status, next retry',
-    description:
-      'The deliveries to a webhook in id order (oldest first, or newest first with `order=newest`), in keyset pages: event type, attempts made, the last attempt’s HTTP status, duration and the first 1 KB of the answer’s body, and when the next retry is due. Use it to debug a receiver. A delivered or failed delivery is kept 30 days (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). A key without the `admin` scope is not shown deliveries of `api_key.*` events.',
-  })
-  @ApiOkResponse({ type: [DeliverySchema], headers: LINK_HEADER })
-  @ApiErrors()
+  @ListWebhookDeliveriesDocs()
   async deliveries(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -199,14 +132,7 @@ export class WebhooksController {
 
   @Get(':webhookId/deliveries/:deliveryId/attempts')
   @Policy({ scope: 'read', stability: 'experimental' })
-  @ApiOperation({
-    operationId: 'listWebhookDeliveryAttempts',
-    summary: 'Every attempt of a delivery: when, status, duration, answer excerpt, error',
-    description:
-      'The attempts made to send one delivery, oldest first, in keyset pages (`after` is the last attempt number seen): when each was made, the HTTP status that came back (null without an answer), how long it took, the first 1 KB of the answer’s body and, for a failed one, why. Kept as long as the delivery (the operator’s `RETENTION_WEBHOOK_DELIVERIES_DAYS`). 404 for an unknown delivery or another webhook’s or account’s; those of a delivery of an `api_key.*` event need a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiOkResponse({ type: [DeliveryAttemptSchema], headers: LINK_HEADER })
-  @ApiErrors()
+  @ListWebhookDeliveryAttemptsDocs()
   async attempts(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -222,14 +148,7 @@ export class WebhooksController {
   @Post(':webhookId/deliveries/:deliveryId/resend')
   @Policy({ scope: 'write', idempotent: 'account', stability: 'experimental' })
   @HttpCode(202)
-  @ApiOperation({
-    operationId: 'resendWebhookDelivery',
-    summary: 'Send a delivery’s event again, as a new delivery with the same webhook-id',
-    description:
-      'Queues the event of a delivery (delivered or failed, or a test) again as a new delivery, with attempts and retries of its own, even to a disabled webhook, and answers 202 at once. It carries the same `webhook-id` as the first, so a receiver that de-duplicates sees the same message; its `resendOf` names the first delivery. Each call sends once more: send an Idempotency-Key so a retried request does not. 404 for an unknown delivery or another webhook’s or account’s. An event type the webhook no longer receives is not resent (409 `event_not_subscribed`), and a delivery of an `api_key.*` event is resent only by a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiAcceptedResponse({ type: DeliverySchema })
-  @ApiErrors()
+  @ResendWebhookDeliveryDocs()
   resend(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -242,13 +161,7 @@ export class WebhooksController {
   @Post(':webhookId/recover')
   @Policy({ scope: 'write', idempotent: 'account', stability: 'experimental' })
   @HttpCode(202)
-  @ApiOperation({
-    operationId: 'recoverWebhook',
-    summary: 'Resend the events whose deliveries since a time all failed; re-enable it',
-    description: `Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same \`webhook-id\`, \`resendOf\` naming the first delivery), every event whose deliveries to this webhook made at or after \`since\` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in \`skipped\`. At most ${RECOVER_LIMIT.toLocaleString('en')} events per call: with \`more: true\` call again with the same \`since\` for the next ones (those queued are pending or delivered by then, so not queued twice). A \`since\` older than the deliveries kept (the operator's \`RETENTION_WEBHOOK_DELIVERIES_DAYS\`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving \`api_key.*\` events or created by an \`admin\` key) is recovered only by a key with the \`admin\` scope (403 \`insufficient_scope\`); without it, deliveries of \`api_key.*\` events are not resent.`,
-  })
-  @ApiAcceptedResponse({ type: RecoveredWebhookSchema })
-  @ApiErrors()
+  @RecoverWebhookDocs()
   recover(
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
@@ -262,14 +175,7 @@ export class WebhooksController {
   @Post(':webhookId/test')
   @Policy({ scope: 'write', stability: 'experimental' })
   @HttpCode(202)
-  @ApiOperation({
-    operationId: 'testWebhook',
-    summary: 'Queue a signed `webhook.test` delivery (one attempt)',
-    description:
-      'Queues one signed delivery of a `webhook.test` event to the webhook (a single attempt, no retries) and answers 202 at once. Follow its outcome in GET /webhooks/{webhookId}/deliveries. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is tested only by a key with the `admin` scope (403 `insufficient_scope`).',
-  })
-  @ApiAcceptedResponse({ type: DeliverySchema })
-  @ApiErrors()
+  @TestWebhookDocs()
   test(@Auth() auth: AuthContext, @Param('webhookId', ParseIdPipe) webhookId: number): Promise<DeliveryView> {
     return this.webhooks.test(auth.accountId, webhookId, auth.scopes);
   }
