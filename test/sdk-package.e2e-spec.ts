@@ -115,4 +115,22 @@ describe('the SDK as an installed package', () => {
       run(process.execPath, [tsc, ...options, ...typeRoots, 'typed.mts', 'typed.cts'], { cwd: project }),
     ).resolves.toBeDefined();
   }, 60_000);
+
+  it.each([[['es2022', 'dom']], [['es2022']]])(
+    'type-checks a TypeScript user with no @types/node and lib %j, its declarations included, ESM and CommonJS',
+    async (lib) => {
+      const bare = { strict: true, noEmit: true, types: [], lib, module: 'node16', target: 'es2022' };
+      writeFileSync(
+        join(project, 'tsconfig.bare.json'),
+        JSON.stringify({ compilerOptions: bare, files: ['typed.mts', 'typed.cts'] }),
+      );
+      const tsc = join(root, 'node_modules/typescript/bin/tsc');
+      // A failed run rejects with the same stdout: tsc's errors, shown by the assertion.
+      const { stdout } = await run(process.execPath, [tsc, '-p', 'tsconfig.bare.json'], { cwd: project }).catch(
+        (error: { stdout: string }) => error,
+      );
+      expect(stdout).toBe('');
+    },
+    60_000,
+  );
 });
