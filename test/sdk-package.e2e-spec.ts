@@ -72,13 +72,12 @@ describe('the SDK as an installed package', () => {
       expect.arrayContaining([
         'LICENSE',
         'README.md',
-        'dist/esm/index.js',
-        'dist/esm/index.d.ts',
-        'dist/cjs/index.js',
-        'dist/cjs/index.d.ts',
+        'dist/index.mjs',
+        'dist/index.d.mts',
+        'dist/index.cjs',
+        'dist/index.d.cts',
       ]),
     );
-    expect(paths).toContain('dist/esm/generated/openapi.d.ts');
     expect(paths.filter((p) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(p))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/@petstore/client/package.json'), 'utf8'));
     expect(manifest).toEqual(
