@@ -12,9 +12,6 @@ const common = { rootDir: __dirname, transform: { '^.+\\.ts$': tsJest }, moduleN
 
 module.exports = {
   testTimeout: 60_000,
-  // A spec that fails while its app boots can leave that app's pools open; the run must then end
-  // red at once, not wait for CI's time limit (it did: the last CI run on record).
-  forceExit: true,
   projects: [
     {
       ...common,

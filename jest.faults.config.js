@@ -9,7 +9,7 @@ const e2e = projects.find((p) => p.displayName === 'e2e');
 
 module.exports = {
   testTimeout: 120_000,
-  // As in jest.config.js: a run whose app failed to boot ends red at once, not at CI's time limit.
+  // Kept until the load files are run without it (start-up and shutdown exit without it): a failed boot ends the run red at once.
   forceExit: true,
   projects: [{ ...e2e, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'] }],
 };

@@ -5,9 +5,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import ts from 'typescript';
 import * as sdk from '@petstore/client';
 import { generateWebhookSecret, standardWebhookHeaders } from '@app/webhooks';
+import { transpileDocCode } from './support/doc-code';
 import { describeWithPython, verifyWithGuidePython } from './support/guide-python';
 
 /** The Node receiver of docs/receiving-webhooks.md, run as written: the guide's code works. */
@@ -25,9 +25,7 @@ describe('the receiving-webhooks guide (Node)', () => {
   let url: string;
 
   beforeAll(async () => {
-    const js = ts.transpileModule(code, {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-    }).outputText;
+    const js = transpileDocCode(code);
     const exports = {} as Receiver;
     const modules: Record<string, unknown> = { express, '@petstore/client': sdk };
     const requireFor = (name: string) => modules[name];

@@ -72,13 +72,12 @@ describe('the SDK as an installed package', () => {
       expect.arrayContaining([
         'LICENSE',
         'README.md',
-        'dist/esm/index.js',
-        'dist/esm/index.d.ts',
-        'dist/cjs/index.js',
-        'dist/cjs/index.d.ts',
+        'dist/index.mjs',
+        'dist/index.d.mts',
+        'dist/index.cjs',
+        'dist/index.d.cts',
       ]),
     );
-    expect(paths).toContain('dist/esm/generated/openapi.d.ts');
     expect(paths.filter((p) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(p))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/@petstore/client/package.json'), 'utf8'));
     expect(manifest).toEqual(
@@ -115,4 +114,22 @@ describe('the SDK as an installed package', () => {
       run(process.execPath, [tsc, ...options, ...typeRoots, 'typed.mts', 'typed.cts'], { cwd: project }),
     ).resolves.toBeDefined();
   }, 60_000);
+
+  it.each([[['es2022', 'dom']], [['es2022']]])(
+    'type-checks a TypeScript user with no @types/node and lib %j, its declarations included, ESM and CommonJS',
+    async (lib) => {
+      const bare = { strict: true, noEmit: true, types: [], lib, module: 'node16', target: 'es2022' };
+      writeFileSync(
+        join(project, 'tsconfig.bare.json'),
+        JSON.stringify({ compilerOptions: bare, files: ['typed.mts', 'typed.cts'] }),
+      );
+      const tsc = join(root, 'node_modules/typescript/bin/tsc');
+      // A failed run rejects with the same stdout: tsc's errors, shown by the assertion.
+      const { stdout } = await run(process.execPath, [tsc, '-p', 'tsconfig.bare.json'], { cwd: project }).catch(
+        (error: { stdout: string }) => error,
+      );
+      expect(stdout).toBe('');
+    },
+    60_000,
+  );
 });

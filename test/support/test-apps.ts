@@ -1,8 +1,10 @@
 import { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { RequestListener } from 'node:http';
 import { AddressInfo } from 'node:net';
+import Redis, { Cluster } from 'ioredis';
 import { AccountsService } from '@app/access';
 import { AppConfig, Clock, loadConfig } from '@app/config';
 import { Plan } from '@app/access';
@@ -17,6 +19,39 @@ import { WorkerModule } from '../../apps/worker/src/worker.module';
 import { HttpClient } from './http';
 
 export type EnvOverrides = Record<string, string>;
+
+/** The Redis clients a boot under way opened (booted() reads it; boots may run side by side). */
+const opening = new AsyncLocalStorage<Set<Redis | Cluster>>();
+for (const type of [Redis, Cluster]) {
+  const connect = type.prototype.connect as (this: Redis | Cluster, ...args: unknown[]) => Promise<void>;
+  jest.spyOn(type.prototype, 'connect').mockImplementation(function (this: Redis | Cluster, ...args: unknown[]) {
+    opening.getStore()?.add(this);
+    return connect.apply(this, args);
+  });
+}
+
+/**
+ * Compiles and starts an app. When that fails, what it had opened is closed: its Redis clients would
+ * otherwise reconnect for ever (the file's redis-server stops) and keep Jest's process from exiting.
+ */
+async function booted<T extends INestApplicationContext>(
+  compile: () => Promise<T>,
+  start: (app: T) => Promise<unknown>,
+): Promise<T> {
+  const clients = new Set<Redis | Cluster>();
+  return opening.run(clients, async () => {
+    let app: T | undefined;
+    try {
+      app = await compile();
+      await start(app);
+      return app;
+    } catch (err) {
+      await app?.close().catch(() => undefined);
+      for (const client of clients) client.disconnect();
+      throw err;
+    }
+  });
+}
 
 export interface RunningApi {
   app: INestApplication;
@@ -33,16 +68,22 @@ export async function startApi(
   opts: { clock?: Clock; wrap?: (app: RequestListener) => RequestListener } = {},
 ): Promise<RunningApi> {
   const config = loadConfig({ ...process.env, ...env });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(AppConfig)
-    .useValue(config)
-    .overrideProvider(Clock)
-    .useValue(opts.clock ?? new Clock())
-    .compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
-  configureApp(app);
-  // On the production server (serve() in main.ts), without its signal handling.
-  await app.init();
+  const app = await booted(
+    async () => {
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+        .overrideProvider(AppConfig)
+        .useValue(config)
+        .overrideProvider(Clock)
+        .useValue(opts.clock ?? new Clock())
+        .compile();
+      return moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+    },
+    (created) => {
+      configureApp(created);
+      // On the production server (serve() in main.ts), without its signal handling.
+      return created.init();
+    },
+  );
   const handler = app.getHttpAdapter().getInstance() as RequestListener;
   const server = createApiServer(opts.wrap ? opts.wrap(handler) : handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,14 +104,16 @@ export async function startWorker(
   opts: { clock?: Clock } = {},
 ): Promise<INestApplicationContext> {
   const config = loadConfig({ ...process.env, ...env });
-  const moduleRef = await Test.createTestingModule({ imports: [WorkerModule] })
-    .overrideProvider(AppConfig)
-    .useValue(config)
-    .overrideProvider(Clock)
-    .useValue(opts.clock ?? new Clock())
-    .compile();
-  await moduleRef.init();
-  return moduleRef;
+  return booted(
+    () =>
+      Test.createTestingModule({ imports: [WorkerModule] })
+        .overrideProvider(AppConfig)
+        .useValue(config)
+        .overrideProvider(Clock)
+        .useValue(opts.clock ?? new Clock())
+        .compile(),
+    (moduleRef) => moduleRef.init(),
+  );
 }
 
 /** The ops server (health, /metrics) of a worker started by startWorker. */

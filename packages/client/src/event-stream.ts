@@ -1,4 +1,5 @@
 import type { Event } from './schema';
+import type { WebAbortSignal, WebReadableStream } from './web-types';
 
 export interface EventStreamOptions {
   /** Only events of these types (all the key may see when unset). */
@@ -6,7 +7,7 @@ export interface EventStreamOptions {
   /** Resume after this event id (the last one you processed); unset: events from now on. */
   after?: number;
   /** Ends the iteration (the loop then throws the signal's reason). */
-  signal?: AbortSignal;
+  signal?: WebAbortSignal;
 }
 
 /** One `text/event-stream` frame: its `id`, `event`, `data` and `retry` fields (comments are dropped). */
@@ -18,7 +19,7 @@ export interface StreamFrame {
 }
 
 /** The frames of a `text/event-stream` body, as the WHATWG HTML parser reads them (LF, CRLF or CR line ends). */
-export async function* streamFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamFrame, void, undefined> {
+export async function* streamFrames(body: WebReadableStream): AsyncGenerator<StreamFrame, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';

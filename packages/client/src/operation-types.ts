@@ -2,6 +2,7 @@
 // `call()` and `list()` accept exactly what the document allows and return what it answers.
 import type { components, paths } from './generated/openapi';
 import type { NewOrder, NewPet, RotateApiKey } from './schema';
+import type { WebAbortSignal } from './web-types';
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE';
 /** The document's paths (without the `/v1` server prefix) that have an operation for `M`. */
@@ -40,7 +41,7 @@ export interface CallControl {
   /** Milliseconds each attempt may take (the client's `timeout` by default). */
   timeout?: number;
   /** Aborts the call, retries and waits included; it rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: WebAbortSignal;
 }
 
 type IfAny<X, Then> = [X] extends [never] ? object : Then;

@@ -11,6 +11,7 @@ import type {
 } from './operation-types';
 import { EventStreamOptions, streamFrames } from './event-stream';
 import { PetstoreError } from './petstore-error';
+import type { WebFetch, WebHeaders } from './web-types';
 import type * as M from './schema';
 
 export interface PetstoreClientOptions {
@@ -25,7 +26,7 @@ export interface PetstoreClientOptions {
   timeout?: number;
   /** Extra headers on every request. */
   headers?: Record<string, string>;
-  fetch?: typeof fetch;
+  fetch?: WebFetch;
 }
 
 /** The rate-limit window the last answer described (X-RateLimit-*). */
@@ -46,7 +47,7 @@ export interface RequestOptions extends CallControl {
 export interface ApiResponse<T> {
   data: T;
   status: number;
-  headers: Headers;
+  headers: WebHeaders;
 }
 
 type Query = RequestOptions['query'];

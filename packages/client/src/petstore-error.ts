@@ -1,4 +1,5 @@
 import type { ErrorBody, ErrorCode } from './schema';
+import type { WebHeaders } from './web-types';
 
 /** Codes the SDK gives answers that carry no Error body (a proxy's HTML page, say) and links it refuses. */
 export type ClientErrorCode =
@@ -24,7 +25,7 @@ export class PetstoreError extends Error {
   constructor(
     status: number,
     body: (Partial<Omit<ErrorBody, 'code'>> & { code?: ErrorCode | ClientErrorCode }) | undefined,
-    headers: Headers,
+    headers: WebHeaders,
   ) {
     super(body?.message ?? `HTTP ${status}`);
     this.name = 'PetstoreError';
@@ -37,7 +38,7 @@ export class PetstoreError extends Error {
   }
 
   /** An answer whose body is not the API's Error JSON: its code comes from the status, its text (cut short) is the message. */
-  static fromText(status: number, text: string, headers: Headers): PetstoreError {
+  static fromText(status: number, text: string, headers: WebHeaders): PetstoreError {
     const flat = text.replace(/\s+/g, ' ').trim();
     const excerpt = flat.length > MAX_TEXT ? `${flat.slice(0, MAX_TEXT)}…` : flat;
     return new PetstoreError(status, { message: `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}` }, headers);

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Event } from './schema';
+import type { WebHeaders } from './web-types';
 
 /** A delivery's body: an event as GET /events shows it, or the `webhook.test` of POST /webhooks/{id}/test. */
 export type WebhookPayload = Event | { type: 'webhook.test'; [field: string]: unknown };
@@ -19,11 +20,11 @@ export class WebhookSignatureError extends Error {
 }
 
 /** A request's headers: Node's `req.headers`, a fetch `Headers`, or a plain record. */
-export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+export type WebhookHeaders = WebHeaders | Record<string, string | string[] | undefined>;
 
 export interface VerifyWebhookOptions {
   /** The raw request body, exactly as received (before any JSON parsing). */
-  payload: string | Buffer;
+  payload: string | Uint8Array;
   /** The request's headers: `webhook-id`, `webhook-timestamp` and `webhook-signature`. */
   headers: WebhookHeaders;
   /** The webhook's `whsec_...` secret from POST /webhooks or its rotation. */
@@ -40,6 +41,8 @@ export interface VerifyWebhookOptions {
 }
 
 const PREFIX = 'whsec_';
+// As Buffer#toString('utf8') reads a Buffer: a leading BOM kept, bad bytes as U+FFFD.
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * The HMAC key of webhook-signature: the bytes the base64 after `whsec_` encodes (a secret issued
@@ -51,14 +54,14 @@ function standardKey(secret: string): Buffer {
 
 function headerOf(headers: WebhookHeaders | undefined, name: string): string | undefined {
   if (!headers) return undefined;
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  if (typeof (headers as WebHeaders).get === 'function') return (headers as WebHeaders).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
   const key = Object.keys(record).find((k) => k.toLowerCase() === name);
   const value = key === undefined ? undefined : record[key];
   return Array.isArray(value) ? value[0] : value;
 }
 
-function hmac(key: Buffer | string, prefix: string, body: string | Buffer): Buffer {
+function hmac(key: Buffer | string, prefix: string, body: string | Uint8Array): Buffer {
   return createHmac('sha256', key).update(prefix).update(body).digest();
 }
 
@@ -93,7 +96,7 @@ export function verifyWebhook({
   now = new Date(),
   legacyUntil,
 }: VerifyWebhookOptions): WebhookPayload {
-  const body = typeof payload === 'string' ? payload : payload.toString('utf8');
+  const body = typeof payload === 'string' ? payload : UTF8.decode(payload);
   const signature = headerOf(headers, 'webhook-signature');
   if (signature !== undefined) {
     const id = headerOf(headers, 'webhook-id');
