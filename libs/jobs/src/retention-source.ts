@@ -1,7 +1,8 @@
-import { Injectable, Type } from '@nestjs/common';
+import { Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { AppConfig } from '@app/config';
 import { HistoryTable, Sql } from '@app/database';
+import { declaredProvider } from './declared-provider';
 
 /** Retention drops its partitions whole, never rows (docs/storage.md). */
 export interface PartitionedHistory extends HistoryTable {
@@ -24,14 +25,5 @@ export const RetentionSource = DiscoveryService.createDecorator<void>();
 
 /** A source as data: the provider class the retention job discovers (`usage_hours`: UsageHoursRetentionSource). */
 export function retentionSource(source: RetentionSource): Type<RetentionSource> {
-  @Injectable()
-  @RetentionSource()
-  class DeclaredRetentionSource {
-    constructor() {
-      Object.assign(this, source);
-    }
-  }
-  const className = source.name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase()) + 'RetentionSource';
-  Object.defineProperty(DeclaredRetentionSource, 'name', { value: className });
-  return DeclaredRetentionSource as Type<RetentionSource>;
+  return declaredProvider(source, RetentionSource(), 'RetentionSource');
 }

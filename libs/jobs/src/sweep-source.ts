@@ -1,4 +1,6 @@
+import { Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { declaredProvider } from './declared-provider';
 import { StagedJob } from './job-definition';
 
 /** `attempts` for the sources whose job id counts them. */
@@ -21,3 +23,12 @@ export interface SweepSource {
 }
 
 export const LostJobSource = DiscoveryService.createDecorator<void>();
+
+/** A source as data: the provider class the lost-job sweep discovers (`orders`: OrdersSweepSource). */
+export function sweepSource<R extends DueRow>(source: {
+  name: string;
+  dueSql: string;
+  job(row: R): StagedJob;
+}): Type<SweepSource> {
+  return declaredProvider(source as SweepSource, LostJobSource(), 'SweepSource');
+}

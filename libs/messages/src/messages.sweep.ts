@@ -1,20 +1,15 @@
-import { Injectable } from '@nestjs/common';
-import { DueRow, LostJobSource, stagedJob, SweepSource } from '@app/jobs';
+import { stagedJob, sweepSource } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
 import { messageQueries } from './messages.queries';
 
 /** Messages still queued or processing one sweep interval after they were accepted. */
-@Injectable()
-@LostJobSource()
-export class MessagesSweepSource implements SweepSource {
-  readonly name = 'messages';
-  readonly dueSql = messageQueries.sweepDue().text;
-
-  job(row: DueRow) {
-    return stagedJob(
+export const MessagesSweepSource = sweepSource({
+  name: 'messages',
+  dueSql: messageQueries.sweepDue().text,
+  job: (row) =>
+    stagedJob(
       ProcessMessageJob,
       { accountId: row.accountId, messageId: String(row.id) },
       { traceparent: row.traceparent },
-    );
-  }
-}
+    ),
+});

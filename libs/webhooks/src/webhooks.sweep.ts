@@ -1,29 +1,24 @@
-import { Injectable } from '@nestjs/common';
-import { DueRow, LostJobSource, stagedJob, SweepSource } from '@app/jobs';
+import { DueRow, stagedJob, sweepSource } from '@app/jobs';
 import { webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob, DeliverWebhookJob } from './webhook.jobs';
 
 type DueDelivery = DueRow & { webhookId: number; createdAtUs: string; fannedOut: boolean };
 
 /** Pending deliveries one sweep interval past their next attempt: their job is the one for that attempt. */
-@Injectable()
-@LostJobSource()
-export class WebhookDeliveriesSweepSource implements SweepSource {
-  readonly name = 'webhook_deliveries';
-  readonly dueSql = webhookDeliveryQueries.sweepDue().text;
-
+export const WebhookDeliveriesSweepSource = sweepSource<DueDelivery>({
+  name: 'webhook_deliveries',
+  dueSql: webhookDeliveryQueries.sweepDue().text,
   // A fanned-out delivery's first attempt belongs to its batch's job (the same id from each of its rows).
-  job(row: DueDelivery) {
-    if (row.fannedOut && !row.attempts)
-      return stagedJob(
-        DeliverWebhookBatchJob,
-        { accountId: row.accountId, webhookId: Number(row.webhookId), createdAtUs: row.createdAtUs },
-        { traceparent: row.traceparent },
-      );
-    return stagedJob(
-      DeliverWebhookJob,
-      { accountId: row.accountId, deliveryId: Number(row.id), attempt: row.attempts ?? 0 },
-      { traceparent: row.traceparent },
-    );
-  }
-}
+  job: (row) =>
+    row.fannedOut && !row.attempts
+      ? stagedJob(
+          DeliverWebhookBatchJob,
+          { accountId: row.accountId, webhookId: Number(row.webhookId), createdAtUs: row.createdAtUs },
+          { traceparent: row.traceparent },
+        )
+      : stagedJob(
+          DeliverWebhookJob,
+          { accountId: row.accountId, deliveryId: Number(row.id), attempt: row.attempts ?? 0 },
+          { traceparent: row.traceparent },
+        ),
+});

@@ -1,0 +1,23 @@
+import { defineJob, stagedJob } from './job-definition';
+import { defineQueue } from './queue-definition';
+import { LostJobSource, SweepSource, sweepSource } from './sweep-source';
+
+const TestJob = defineJob<{ id: string }>({ name: 'sweep.test', queue: defineQueue('sweep-test'), jobId: (p) => p.id });
+
+describe('sweepSource', () => {
+  const Source = sweepSource({
+    name: 'test_rows',
+    dueSql: 'SELECT 1',
+    job: (row) => stagedJob(TestJob, { id: String(row.id) }),
+  });
+
+  it('makes a provider the lost-job sweep discovers, named after the source', () => {
+    expect([Reflect.hasMetadata(LostJobSource.KEY, Source), Source.name]).toEqual([true, 'TestRowsSweepSource']);
+  });
+
+  it("gives each instance the declared statement and the row's job", () => {
+    const source: SweepSource = new Source();
+    const row = { id: 7, accountId: 1, traceparent: null, dueAt: '' };
+    expect([source.dueSql, source.job(row).jobId]).toEqual(['SELECT 1', '7']);
+  });
+});
