@@ -40,6 +40,8 @@ interface Minute {
   getOk: number;
   postOk: number;
   failures: number;
+  /** e.g. `GET timeout 2, POST ECONNRESET 1`: the client's side of each failure. */
+  causes: string;
   apiMb: number;
   workerMb: number;
   getP99: number;
@@ -108,6 +110,10 @@ async function main(): Promise<void> {
       getOk: get.ok,
       postOk: post.ok,
       failures: get.failures + post.failures,
+      causes: [
+        ...Object.entries(get.failureCauses).map(([cause, n]) => `GET ${cause} ${n}`),
+        ...Object.entries(post.failureCauses).map(([cause, n]) => `POST ${cause} ${n}`),
+      ].join(', '),
       apiMb: rssMb(api.pid),
       workerMb: rssMb(worker.pid),
       getP99: p99(get.latenciesMs),
@@ -115,7 +121,7 @@ async function main(): Promise<void> {
     };
     minutes.push(row);
     log(
-      `min ${minute}: ${row.getOk} GET + ${row.postOk} POST ok, ${row.failures} failed, RSS API ${row.apiMb.toFixed(1)} MB, ` +
+      `min ${minute}: ${row.getOk} GET + ${row.postOk} POST ok, ${row.failures} failed${row.causes ? ` (${row.causes})` : ''}, RSS API ${row.apiMb.toFixed(1)} MB, ` +
         `worker ${row.workerMb.toFixed(1)} MB, p99 GET ${row.getP99.toFixed(1)} ms POST ${row.postP99.toFixed(1)} ms`,
     );
   }
@@ -156,7 +162,7 @@ async function main(): Promise<void> {
     '|---|---|---|---|---|---|---|---|',
     ...minutes.map(
       (m) =>
-        `| ${m.minute} | ${m.getOk} | ${m.postOk} | ${m.failures} | ${m.apiMb.toFixed(1)} | ${m.workerMb.toFixed(1)} | ` +
+        `| ${m.minute} | ${m.getOk} | ${m.postOk} | ${m.failures}${m.causes ? ` (${m.causes})` : ''} | ${m.apiMb.toFixed(1)} | ${m.workerMb.toFixed(1)} | ` +
         `${m.getP99.toFixed(1)} | ${m.postP99.toFixed(1)} |`,
     ),
     '',

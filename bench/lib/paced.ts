@@ -17,6 +17,8 @@ export interface PacedResult {
   dueAtMs: number[];
   ok: number;
   failures: number;
+  /** Failures by cause: an HTTP status, `timeout`, or the socket error's code (ECONNRESET, ...). */
+  failureCauses: Record<string, number>;
   elapsedS: number;
 }
 
@@ -31,20 +33,21 @@ export async function paced(
   const total = Math.round(rate * durationS);
   const [latenciesMs, dueAtMs]: number[][] = [[], []];
   let [ok, failures, settled, sent] = [0, 0, 0, 0];
+  const failureCauses: Record<string, number> = {};
   const start = performance.now();
   const dueAt = (k: number) => start + (k * 1000) / rate;
 
   await new Promise<void>((resolve) => {
-    const settle = (due: number, good: boolean) => {
+    const settle = (due: number, failure: string | undefined) => {
       latenciesMs.push(performance.now() - due);
       dueAtMs.push(performance.timeOrigin + due);
-      if (good) ok++;
-      else failures++;
+      if (failure === undefined) ok++;
+      else (failures++, (failureCauses[failure] = (failureCauses[failure] ?? 0) + 1));
       if (++settled === total) resolve();
     };
     const fire = (due: number) => {
       let done = false;
-      const once = (good: boolean) => !done && ((done = true), settle(due, good));
+      const once = (failure: string | undefined) => !done && ((done = true), settle(due, failure));
       const over = target.next?.() ?? {};
       const body = over.body ?? target.body;
       const req = request(
@@ -59,11 +62,12 @@ export async function paced(
         },
         (res) => {
           res.resume();
-          res.on('end', () => once(res.statusCode! >= 200 && res.statusCode! < 300));
+          const status = res.statusCode!;
+          res.on('end', () => once(status >= 200 && status < 300 ? undefined : String(status)));
         },
       );
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => once(false));
+      req.on('timeout', () => (once('timeout'), req.destroy()));
+      req.on('error', (err: NodeJS.ErrnoException) => once(err.code ?? err.message));
       req.end(body);
     };
     const tick = () => {
@@ -74,7 +78,7 @@ export async function paced(
     tick();
   });
   agent.destroy();
-  return { latenciesMs, dueAtMs, ok, failures, elapsedS: (performance.now() - start) / 1000 };
+  return { latenciesMs, dueAtMs, ok, failures, failureCauses, elapsedS: (performance.now() - start) / 1000 };
 }
 
 /**
