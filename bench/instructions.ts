@@ -1,14 +1,13 @@
 // `npm run bench:instructions [-- build.js ...] [--warmup N] [--only 'GET /v1/pets/{id}' ...]`: user-space
 // instructions per request of the hot routes under callgrind (docs/internals/benchmarks.md, "Instructions, not seconds").
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { send, Target } from './lib/load';
 import { HAS_TASKSET, SERVER_CORE, sleep, TS_NODE } from './lib/proc';
-import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { createAccount, DATABASE_URL, freshStores, seedPets, benchEnv } from './lib/setup';
 import { argv, option } from './lib/argv';
 
 // V8 on Node 24 (Maglev, then TurboFan) is still compiling our route after 3,000 requests: a count
@@ -24,18 +23,7 @@ const builds = argv.filter((a) => a.endsWith('.js'));
 const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
 if (!builds.length) builds.push('dist/apps/api/src/main.js');
 
-const env: Record<string, string> = {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'info',
-  DEMO_SEED: 'false',
-  PORT: String(PORT),
-  METRICS_PORT: '0',
-  // Production refuses to start without a webhook secret key.
-  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
-};
+const env = benchEnv({ PORT: String(PORT) });
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-instructions-'));
 const log = (msg: string) => process.stderr.write(`[instructions] ${msg}\n`);
 

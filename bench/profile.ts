@@ -1,7 +1,6 @@
 // `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
@@ -12,7 +11,7 @@ import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
 import { measure, send, Target } from './lib/load';
 import { drainRate } from './lib/pipeline';
 import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
-import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { createAccount, DATABASE_URL, freshStores, seedPets, benchEnv } from './lib/setup';
 import { argv, option } from './lib/argv';
 
 pinLoadGenerator();
@@ -30,17 +29,8 @@ const WEBHOOKS = Number(option('--webhooks', '5000'));
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
 const log = (msg: string) => process.stderr.write(`[profile] ${msg}\n`);
 
-const env: Record<string, string> = {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'info',
-  DEMO_SEED: 'false',
-  METRICS_PORT: '0',
-  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
-  SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
-};
+// The sweep would re-enqueue the jobs the profile drops between phases.
+const env = benchEnv({ SWEEP_INTERVAL_MS: String(24 * 3600 * 1000) });
 
 interface ProfileNode {
   id: number;

@@ -31,8 +31,8 @@ import {
   DATABASE_URL,
   flushRedis,
   freshStores,
-  REDIS_URL,
   seedPets,
+  benchEnv,
 } from './lib/setup';
 import {
   Report,
@@ -105,22 +105,13 @@ const TRACING_SAMPLED = 0.1;
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-const baseEnv: Record<string, string> = {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
+const baseEnv = benchEnv({
   DATABASE_POOL_SIZE: POOL,
-  // Several APIs run at once (tracing, --against): each its own /metrics port.
-  METRICS_PORT: '0',
   LOG_LEVEL,
-  DEMO_SEED: 'false',
   ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
-  // Production refuses to start without a key; a fresh one per run (the bench's webhooks die with it).
-  WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-  API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
   // The sweep would re-enqueue the orders whose jobs the bench drops between phases.
   SWEEP_INTERVAL_MS: String(24 * 3600 * 1000),
-};
+});
 
 interface Running {
   proc: Proc;

@@ -2,14 +2,13 @@
 // under a steady mixed load for hours; errors, lost messages, and both processes' RSS each minute with its slope
 // after the first ten minutes (docs/internals/benchmarks.md, "Soak").
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { paced } from './lib/paced';
 import { rssMb, sleep, startNode, waitForHttp } from './lib/proc';
-import { createAccount, DATABASE_URL, freshStores, REDIS_URL, seedPets } from './lib/setup';
+import { createAccount, DATABASE_URL, freshStores, seedPets, benchEnv } from './lib/setup';
 import { argv, option } from './lib/argv';
 
 const MINUTES = Number(option('--minutes', '120'));
@@ -22,18 +21,7 @@ const [API_PORT, METRICS_PORT, WORKER_PORT] = [3970, 3971, 3972];
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-soak-'));
 const log = (msg: string) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-const env: Record<string, string> = {
-  NODE_ENV: 'production',
-  DATABASE_URL,
-  REDIS_URL,
-  LOG_LEVEL: 'info',
-  DEMO_SEED: 'false',
-  PORT: String(API_PORT),
-  METRICS_PORT: String(METRICS_PORT),
-  WORKER_PORT: String(WORKER_PORT),
-  WEBHOOK_SECRET_KEYS: `soak:${randomBytes(32).toString('base64')}`,
-  API_KEY_TAG_KEYS: `s1:${randomBytes(32).toString('base64')}`,
-};
+const env = benchEnv({ PORT: String(API_PORT), METRICS_PORT: String(METRICS_PORT), WORKER_PORT: String(WORKER_PORT) });
 
 interface Minute {
   minute: number;

@@ -42,7 +42,10 @@ export async function paced(
       latenciesMs.push(performance.now() - due);
       dueAtMs.push(performance.timeOrigin + due);
       if (failure === undefined) ok++;
-      else (failures++, (failureCauses[failure] = (failureCauses[failure] ?? 0) + 1));
+      else {
+        failures++;
+        failureCauses[failure] = (failureCauses[failure] ?? 0) + 1;
+      }
       if (++settled === total) resolve();
     };
     const fire = (due: number) => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -7,6 +8,24 @@ import { Client, Pool } from 'pg';
 // Bench settings, not app configuration: the bench empties these at will.
 export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/petstore_bench';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/7';
+
+/**
+ * What every bench's API and worker start with: production mode, the bench's stores, no demo data, a /metrics port
+ * of their own, fresh keys (production refuses to start without them; the bench's webhooks and keys die with it).
+ */
+export function benchEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL,
+    REDIS_URL,
+    LOG_LEVEL: 'info',
+    DEMO_SEED: 'false',
+    METRICS_PORT: '0',
+    WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+    API_KEY_TAG_KEYS: `b1:${randomBytes(32).toString('base64')}`,
+    ...extra,
+  };
+}
 
 // Left on what the bench created: a mistyped URL must not wipe other data.
 export const BENCH_MARKER = 'petstore-bench: created by npm run bench, dropped and re-created by each run';
