@@ -2,10 +2,10 @@ import { defineJob, defineQueue } from '@app/jobs';
 
 export const MessageQueue = defineQueue('messages');
 
-/** A worker runs WORKER_BATCH_SIZE at once, and the handler gathers those into one batch (JobBatcher). */
+/** Two batches in flight: one in Postgres while the other completes its jobs in Redis and gathers the next. */
 export const ProcessMessageJob = defineJob<{ accountId: number; messageId: string }>({
   name: 'message.process',
   queue: MessageQueue,
   jobId: ({ messageId }) => messageId,
-  concurrency: (config) => config.jobs.batchSize,
+  concurrency: (config) => 2 * config.jobs.batchSize,
 });
