@@ -303,7 +303,8 @@ describe('messages: durable queued acceptance and processing', () => {
     const children: ChildProcess[] = [];
     const spawnWorker = () => {
       const child = spawn(process.execPath, [WORKER_MAIN], {
-        env: { ...process.env, ...FAST_RECOVERY, WORKER_PORT: '0', LOG_LEVEL: 'warn' },
+        // A worker holds two batches at once: the burst must outlast them, or one worker takes it whole before the kill.
+        env: { ...process.env, ...FAST_RECOVERY, WORKER_PORT: '0', LOG_LEVEL: 'warn', WORKER_BATCH_SIZE: '25' },
         stdio: 'ignore',
       });
       children.push(child);
