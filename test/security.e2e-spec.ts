@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Agent, get } from 'node:http';
 import { connect } from 'node:net';
 import { KEY_PREFIX } from '@app/access';
 import { unissuedKey } from './support/keys';
@@ -272,6 +273,22 @@ describe('security', () => {
       } finally {
         await corsApi.close();
       }
+    });
+  });
+
+  describe('keep-alive', () => {
+    it('an idle connection outlives a proxy\'s 60 s upstream idle timeout: the server advertises Keep-Alive timeout=65', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const header = await new Promise<string | undefined>((resolve, reject) => {
+        const { port } = new URL(api.url);
+        const req = get({ agent, host: '127.0.0.1', port, path: '/v1/account', headers: { Authorization: `Bearer ${apiKey}` } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers['keep-alive']));
+        });
+        req.on('error', reject);
+      });
+      agent.destroy();
+      expect(header).toBe('timeout=65');
     });
   });
 

@@ -11,7 +11,9 @@ import { armShutdownWatchdog } from '@app/observability';
 // A slowloris socket is dropped within HEADERS_TIMEOUT_MS plus one check.
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+// Above the 60 s upstream idle timeout of ingress-nginx and cloud load balancers: the proxy, not we, closes an idle
+// connection, so it never sends a request on a socket we are closing (docs/reliability.md).
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Emitted on each in-flight response when shutdown starts: a long-lived answer (an event stream) ends itself. */
 export const SERVER_DRAINING = 'petstore:draining';
 // Node's default of 30 s would triple the timeouts above.
