@@ -57,7 +57,7 @@ export class WebhookDeliveryService {
   private readonly secrets: WebhookSecretBox;
   /** Most deliveries succeed: their bookkeeping is one statement for all that finish together. */
   private readonly delivered = new GroupCommit<DeliveredAttempt, boolean>((batch) => this.markDelivered(batch), {
-    maxInFlight: 2,
+    maxInFlight: 1,
     maxBatch: 500,
     isItemError: () => false,
   });
