@@ -1,7 +1,7 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { EventQueue, FanOutEventJob } from '@app/events';
+import { EventQueue, FanOutPendingEventsJob } from '@app/events';
 import type { PublicEvent } from '@app/events';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { HttpClient, HttpResponse } from './support/http';
@@ -73,7 +73,7 @@ describe('GET /v1/events', () => {
     const [row] = await api.app.get(DataSource).query('SELECT fanned_out FROM events WHERE id = $1', [event.id]);
     expect(row.fanned_out).toBe(true);
     const events = api.app.get<Queue>(getQueueToken(EventQueue.name), { strict: false });
-    expect(await events.getJob(FanOutEventJob.jobId({ accountId: 0, eventId: event.id }))).toBeUndefined();
+    expect(await events.getJob(FanOutPendingEventsJob.jobId({ accountId: 0, eventId: event.id }))).toBeUndefined();
   });
 
   it('numbers each resource’s events 1, 2, 3...', async () => {

@@ -14,6 +14,7 @@ import {
   generateWebhookSecret,
   WebhookQueue,
 } from '@app/webhooks';
+import { EventQueue } from '@app/events';
 import { rootLogger } from '@app/observability';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
@@ -493,6 +494,25 @@ describe('webhooks', () => {
     expect(await fannedOut(lost.id)).toBe(true);
     await sleep(1_500); // three more sweep passes: sent once
     expect(r.requests.filter((q) => q.headers['petstore-event-id'] === String(lost.id))).toHaveLength(1);
+  });
+
+  it('fans out the events an account records while its fan-out job waits in that one job, in event order', async () => {
+    const http = await account();
+    const r = await receiver();
+    await subscribe(http, r.url, ['api_key.created', 'api_key.revoked']);
+    const events = api.app.get<Queue>(getQueueToken(EventQueue.name), { strict: false });
+    await events.pause();
+    try {
+      await createAndRevokeKey(http);
+      await createAndRevokeKey(http);
+      const waiting = await events.getJobs(['waiting']);
+      expect(waiting.filter((job) => job.data.accountId === lastAccountId)).toHaveLength(1);
+    } finally {
+      await events.resume();
+    }
+    await eventually(async () => r.requests.length === 4, 10_000);
+    const sent = r.requests.map((q) => Number(q.headers['petstore-event-id']));
+    expect(sent).toEqual([...sent].sort((x, y) => x - y));
   });
 
   it('sends a signed test delivery on request', async () => {

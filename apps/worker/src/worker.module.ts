@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@app/config';
 import { featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
-import { FanOutEventJob } from '@app/events';
+import { FanOutEventJob, FanOutPendingEventsJob } from '@app/events';
 import { JobsModule, RetentionJob } from '@app/jobs';
 import { ProcessMessageJob } from '@app/messages';
 import { ReadinessService, TracingFlushService } from '@app/observability';
@@ -28,6 +28,7 @@ export const JOBS = [
   ProcessMessageJob,
   FulfilOrderJob,
   FanOutEventJob,
+  FanOutPendingEventsJob,
   DeliverWebhookJob,
   DeliverWebhookBatchJob,
   RetentionJob,

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, TransactionRunner } from '@app/database';
 import { OutboxDispatch, OutboxStaging, UnitOfWork } from '@app/jobs';
+import { NewDomainEvent } from './domain-event-types';
 import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
 import { unitDatabase } from '@app/testing';
@@ -48,8 +49,31 @@ describe('DomainUnitOfWork against the real Postgres', () => {
     );
     await tx.run((t) => t.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 7, data: {} }));
     const [{ id: eventId }] = await ds.query(`SELECT id FROM events WHERE account_id = $1`, [accountId]);
-    const staged = await ds.query(`SELECT payload FROM outbox WHERE job_id = $1`, [`event-${eventId}`]);
+    const staged = await ds.query(`SELECT payload FROM outbox WHERE job_id = $1`, [`events-pending-${eventId}`]);
     expect(staged.map((r: { payload: object }) => r.payload)).toEqual([{ accountId, eventId }]);
+  });
+
+  it('stages one fan-out job for the subscribed events a unit records in one account, named after the first', async () => {
+    const [{ id: accountId }] = await ds.query(
+      `INSERT INTO accounts (name, plan) VALUES ('fan3', 'free') RETURNING id`,
+    );
+    await ds.query(
+      `INSERT INTO webhooks (account_id, url, events, secret) VALUES ($1, 'https://example.com/hook', '{pet.created}', 's')`,
+      [accountId],
+    );
+    const created = (resourceId: number): NewDomainEvent => ({
+      accountId,
+      type: 'pet.created',
+      resourceType: 'pet',
+      resourceId,
+      data: {},
+    });
+    await tx.run((t) => t.emitMany([created(1), created(2), created(3)]));
+    const [{ id: first }] = await ds.query(`SELECT min(id) AS id FROM events WHERE account_id = $1`, [accountId]);
+    const staged = await ds.query(`SELECT job_name, payload FROM outbox WHERE payload->>'accountId' = $1`, [
+      String(accountId),
+    ]);
+    expect(staged).toEqual([{ job_name: 'event.fan-out-pending', payload: { accountId, eventId: Number(first) } }]);
   });
 
   it('publishes the events live once their unit has committed', async () => {

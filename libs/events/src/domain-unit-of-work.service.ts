@@ -5,7 +5,7 @@ import { UnitOfWork, UnitOfWorkExtension, UnitOfWorkTx } from '@app/jobs';
 import { DomainEventEntity } from './domain-event.entity';
 import { eventQueries } from './events.queries';
 import { NewDomainEvent } from './domain-event-types';
-import { FanOutEventJob } from './event.jobs';
+import { FanOutPendingEventsJob } from './event.jobs';
 import { LiveEvents } from './live-events';
 import { PublicEvent, toPublicEvent } from './views';
 
@@ -16,7 +16,6 @@ export interface DomainEventEmitter {
 }
 
 export type Tx = UnitOfWorkTx & DomainEventEmitter;
-
 
 /** Every feature's unit of work: libs/jobs' UnitOfWork, with `tx.emit` recording domain events in it. */
 @Injectable()
@@ -29,11 +28,18 @@ export class DomainUnitOfWork {
         // The event's delivery continues the trace that emitted it, also when the sweep re-enqueues it.
         const traced = events.map((e) => ({ ...e, traceparent: e.traceparent ?? currentTraceparent() ?? null }));
         const rows = await preparedQuery<DomainEventEntity>(tx.manager, eventQueries.record(traced));
+        // One fan-out job per account takes all of its events (as it does those of other units recorded meanwhile).
+        const fanOut = new Map<number, DomainEventEntity>();
         for (const row of rows) {
           emitted.push({ ...toPublicEvent(row), accountId: row.accountId });
-          if (!row.fannedOut)
-            tx.enqueue(FanOutEventJob, { accountId: row.accountId, eventId: row.id }, { traceparent: row.traceparent });
+          if (!row.fannedOut && !fanOut.has(row.accountId)) fanOut.set(row.accountId, row);
         }
+        for (const row of fanOut.values())
+          tx.enqueue(
+            FanOutPendingEventsJob,
+            { accountId: row.accountId, eventId: row.id },
+            { traceparent: row.traceparent },
+          );
       };
       return {
         members: { emit: (event) => emitMany([event]), emitMany },

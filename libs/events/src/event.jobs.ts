@@ -3,10 +3,20 @@ import { defineJob, defineQueue } from '@app/jobs';
 /** Event fan-out: short jobs on Postgres. */
 export const EventQueue = defineQueue('events');
 
-/** Staged only for an event with a subscriber when recorded; handled by @app/webhooks, which owns the deliveries. */
+/** One event's fan-out: staged by releases before FanOutPendingEventsJob and by the sweep; handled by @app/webhooks. */
 export const FanOutEventJob = defineJob<{ accountId: number; eventId: number }>({
   name: 'event.fan-out',
   queue: EventQueue,
   jobId: ({ eventId }) => `event-${eventId}`,
+  concurrency: (config) => config.jobs.batchSize,
+});
+
+// Staged for the events a unit of work records with a subscriber: while one waits, those of the account's later events
+// are dropped (deduplication), and it fans out every event of the account not fanned out when it runs.
+export const FanOutPendingEventsJob = defineJob<{ accountId: number; eventId: number }>({
+  name: 'event.fan-out-pending',
+  queue: EventQueue,
+  jobId: ({ eventId }) => `events-pending-${eventId}`,
+  deduplicationId: ({ accountId }) => `event-fan-out-${accountId}`,
   concurrency: (config) => config.jobs.batchSize,
 });

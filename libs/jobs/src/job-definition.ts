@@ -9,12 +9,27 @@ export interface JobDefinition<P extends object = object> {
   jobId(payload: P): string;
   /** Jobs of this queue one worker runs at once (the largest of its job types'); WORKER_CONCURRENCY when absent. */
   readonly concurrency?: (config: AppConfig) => number;
+  /**
+   * Set for work one job can do for many: a job enqueued while another of the same id has not released it (JobRun
+   * releaseDeduplication) is dropped, so the handler must release before it reads what it is to do.
+   */
+  deduplicationId?(payload: P): string;
   /** Type carrier only (JobPayload<typeof Job>); never set. */
   readonly payload?: P;
 }
 
+/** By name, for the enqueuer, which has only the outbox row. */
+const definitions = new Map<string, JobDefinition>();
+
 export function defineJob<P extends object>(definition: Omit<JobDefinition<P>, 'payload'>): JobDefinition<P> {
+  definitions.set(definition.name, definition as JobDefinition);
   return definition;
+}
+
+/** BullMQ's deduplication for the job, if its definition (loaded in this process) asks for it. */
+export function jobDeduplication(name: string, payload: object): { id: string } | undefined {
+  const id = definitions.get(name)?.deduplicationId?.(payload);
+  return id === undefined ? undefined : { id };
 }
 
 export type JobPayload<D> = D extends JobDefinition<infer P> ? P : never;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
+import { jobDeduplication } from './job-definition';
 import { JobQueues } from './job-queues';
 import { OutboxRow } from './jobs.queries';
 
@@ -26,6 +27,7 @@ export class JobEnqueuer {
         // Few completed jobs kept (each costs Redis memory): a re-enqueued id whose job is gone runs again as a no-op.
         removeOnComplete: { age: 3600, count: 1_000 },
         removeOnFail: { age: 7 * 24 * 3600 },
+        deduplication: jobDeduplication(r.jobName, r.payload),
       },
     });
     await Promise.all(

@@ -60,7 +60,7 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): URL {
   return url;
 }
 
-// Before each delivery, since DNS answers change: every address the host resolves to must be public. Throws
+// Before each batch of deliveries, since DNS answers change: every address the host resolves to must be public. Throws
 // UnsafeWebhookUrl with a message fit for the API user.
 export async function resolveWebhookTarget(
   raw: string,

@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
-import { DomainUnitOfWork, FanOutEventJob } from '@app/events';
-import { JobBatcher, JobPayload, OnJob } from '@app/jobs';
-import { FannedOutDelivery, webhookDeliveryQueries } from './webhooks.queries';
+import { DomainUnitOfWork, FanOutEventJob, FanOutPendingEventsJob, Tx } from '@app/events';
+import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
+import { FannedOutDelivery, PendingPageRow, webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob } from './webhook.jobs';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
@@ -25,11 +25,36 @@ interface FanOut {
 export class EventFanOutService {
   private readonly batcher: JobBatcher<FanOut, number>;
 
+  private readonly pageSize: number;
+
   constructor(
     private readonly uow: DomainUnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((batch) => this.write(batch), config.jobs.batchSize, BATCH_WAIT_MS);
+    this.pageSize = config.jobs.batchSize;
+  }
+
+  /** Every event of the account not fanned out yet, a page per statement; settles with the deliveries made. */
+  @OnJob(FanOutPendingEventsJob)
+  async fanOutPending({ accountId }: JobPayload<typeof FanOutPendingEventsJob>, run: JobRun): Promise<number> {
+    // Before the first read: an event recorded after it gets a job of its own, not dropped into this one.
+    await run.releaseDeduplication();
+    let made = 0;
+    for (;;) {
+      const { events, deliveries } = await this.uow.run(async (tx) => {
+        const rows = await preparedQuery<PendingPageRow>(
+          tx.manager,
+          webhookDeliveryQueries.fanOutPending(accountId, this.pageSize),
+        );
+        const fanned = rows.filter((r): r is PendingPageRow & FannedOutDelivery => r.id !== null);
+        // The batches continue this job's run; each delivery's own span continues its event's trace.
+        enqueueBatches(tx, fanned, () => undefined);
+        return { events: rows[0].pageEvents, deliveries: fanned.length };
+      });
+      made += deliveries;
+      if (events < this.pageSize) return made;
+    }
   }
 
   /** Settles with the number of deliveries this fan-out created (0 when it had been done). */
@@ -52,18 +77,9 @@ export class EventFanOutService {
           traceparents: batch.map((f) => f.traceparent),
         }),
       );
-      const batches = new Set<number>();
-      for (const d of deliveries) {
-        created.set(d.eventId, (created.get(d.eventId) ?? 0) + 1);
-        if (batches.has(d.webhookId)) continue;
-        batches.add(d.webhookId);
-        // The batch's job continues its first event's fan-out; each delivery's own span continues its event's.
-        tx.enqueue(
-          DeliverWebhookBatchJob,
-          { accountId: d.accountId, webhookId: d.webhookId, createdAtUs: d.createdAtUs },
-          { traceparent: d.traceparent },
-        );
-      }
+      for (const d of deliveries) created.set(d.eventId, (created.get(d.eventId) ?? 0) + 1);
+      // The batch's job continues its first event's fan-out; each delivery's own span continues its event's.
+      enqueueBatches(tx, deliveries, (d) => d.traceparent);
     });
     // The same event twice in one batch (a duplicate job): the count goes to the first.
     return batch.map((f) => {
@@ -71,5 +87,23 @@ export class EventFanOutService {
       created.delete(f.eventId);
       return n;
     });
+  }
+}
+
+/** One DeliverWebhookBatchJob per webhook of a fan-out statement's deliveries (in event order), traced as `traceOf` its first. */
+function enqueueBatches(
+  tx: Tx,
+  deliveries: FannedOutDelivery[],
+  traceOf: (first: FannedOutDelivery) => string | null | undefined,
+): void {
+  const batches = new Set<number>();
+  for (const d of deliveries) {
+    if (batches.has(d.webhookId)) continue;
+    batches.add(d.webhookId);
+    tx.enqueue(
+      DeliverWebhookBatchJob,
+      { accountId: d.accountId, webhookId: d.webhookId, createdAtUs: d.createdAtUs },
+      { traceparent: traceOf(d) },
+    );
   }
 }

@@ -19,7 +19,7 @@ import {
   webhookDeliveryQueries,
   webhookQueries,
 } from './webhooks.queries';
-import { SendResult, WebhookSender } from './webhook-sender';
+import { SendResult, WebhookDestination, WebhookSender } from './webhook-sender';
 
 type DeliveryJob = JobPayload<typeof DeliverWebhookJob>;
 type BatchJob = JobPayload<typeof DeliverWebhookBatchJob>;
@@ -57,7 +57,7 @@ export class WebhookDeliveryService {
   private readonly secrets: WebhookSecretBox;
   /** Most deliveries succeed: their bookkeeping is one statement for all that finish together. */
   private readonly delivered = new GroupCommit<DeliveredAttempt, boolean>((batch) => this.markDelivered(batch), {
-    maxInFlight: 2,
+    maxInFlight: 1,
     maxBatch: 500,
     isItemError: () => false,
   });
@@ -116,9 +116,12 @@ export class WebhookDeliveryService {
         )
         .map((sealed) => this.secrets.open(sealed, webhook.accountId)),
     );
+    // Checked once for the batch (DNS included), when its first delivery goes out: a disabled webhook sends none.
+    let destination: Promise<WebhookDestination> | undefined;
+    const to = () => (destination ??= this.sender.destination(webhook.url));
     const recording: Promise<unknown>[] = [];
     const attempt = async (d: DeliveryToSend) => {
-      const { ok, recorded } = await inTrace(d, () => this.attempt(d, signer));
+      const { ok, recorded } = await inTrace(d, () => this.attempt(d, signer, to));
       // Settles with the error, if any: one not awaited yet must not be an unhandled rejection.
       recording.push(
         recorded.then(
@@ -134,7 +137,11 @@ export class WebhookDeliveryService {
     for (const err of await Promise.all(recording)) if (err) throw err;
   }
 
-  private async attempt(delivery: DeliveryToSend, signer: WebhookSigner): Promise<Sent> {
+  private async attempt(
+    delivery: DeliveryToSend,
+    signer: WebhookSigner,
+    to: () => Promise<WebhookDestination>,
+  ): Promise<Sent> {
     const { webhook } = delivery;
     const isTest = delivery.eventId === null;
     // Tests and resends are asked for: they go to a disabled webhook too.
@@ -169,7 +176,7 @@ export class WebhookDeliveryService {
     // A client span per attempt; the receiver gets it as its parent (W3C traceparent header).
     const result = await withSpan('webhook delivery', 'client', attributes, async (span) => {
       const traceparent = currentTraceparent();
-      const sent = await this.sender.post(webhook.url, traceparent ? { ...headers, traceparent } : headers, body);
+      const sent = await this.sender.post(await to(), traceparent ? { ...headers, traceparent } : headers, body);
       if (sent.statusCode !== null) span.set({ 'http.response.status_code': sent.statusCode });
       if (!sent.ok) span.fail(sent.error ?? 'failed');
       return sent;

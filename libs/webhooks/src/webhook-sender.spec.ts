@@ -29,6 +29,27 @@ describe('WebhookSender (against a local receiver)', () => {
     expect(r.requests).toHaveLength(0);
   });
 
+  it('sends every post to a destination checked once to its path, query and host', async () => {
+    const r = await receiver(() => 204);
+    const s = sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' });
+    const destination = await s.destination(`${r.url}?k=v`);
+    for (let i = 0; i < 2; i++) expect((await s.post(destination, {}, '{}')).ok).toBe(true);
+    expect(r.requests.map((q) => [q.path, q.headers.host])).toEqual([
+      ['/hook?k=v', new URL(r.url).host],
+      ['/hook?k=v', new URL(r.url).host],
+    ]);
+  });
+
+  it('sends nothing to a destination the check refused', async () => {
+    const r = await receiver();
+    const s = sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'false' });
+    const result = await s.post(await s.destination(r.url), {}, '{}');
+    expect(result).toEqual(
+      expect.objectContaining({ ok: false, refused: true, error: expect.stringMatching(/url refused/) }),
+    );
+    expect(r.requests).toHaveLength(0);
+  });
+
   it('does not follow redirects', async () => {
     const r = await receiver(() => 302);
     const result = await sender({ ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).post(r.url, {}, '{}');

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import http from 'node:http';
-import https from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { AppConfig } from '@app/config';
-import { resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
+import { ResolvedTarget, resolveWebhookTarget, UnsafeWebhookUrl } from './address-guard';
 
 export interface SendResult {
   ok: boolean;
@@ -18,6 +18,9 @@ export interface SendResult {
   excerpt: string | null;
 }
 
+/** A webhook's URL as checked: where its sends go, or why none may. */
+export type WebhookDestination = { refused: string } | { request: typeof httpRequest; options: RequestOptions };
+
 /** More of an answer than this is not read: the connection is dropped instead of kept. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** Enough to read an error message, bounded per row. */
@@ -29,33 +32,45 @@ export const RESPONSE_EXCERPT_BYTES = 1024;
 @Injectable()
 export class WebhookSender {
   private readonly agents = {
-    'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
-    'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+    http: new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
+    https: new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
   };
 
   constructor(private readonly config: AppConfig) {}
 
-  async post(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendResult> {
-    let target: Awaited<ReturnType<typeof resolveWebhookTarget>>;
+  /** Checked once for a batch's deliveries: DNS included, so every send goes to an address that passed. */
+  async destination(rawUrl: string): Promise<WebhookDestination> {
+    let target: ResolvedTarget;
     try {
       target = await resolveWebhookTarget(rawUrl, this.config.webhooks.allowPrivateUrls);
     } catch (err) {
-      if (err instanceof UnsafeWebhookUrl)
-        return {
-          ok: false,
-          statusCode: null,
-          error: `url refused: ${err.message}`,
-          refused: true,
-          durationMs: 0,
-          excerpt: null,
-        };
+      if (err instanceof UnsafeWebhookUrl) return { refused: `url refused: ${err.message}` };
       throw err;
     }
     const pinned = target.addresses[0];
     const lookup = ((_host: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) =>
       opts.all ? cb(null, [pinned]) : cb(null, pinned.address, pinned.family)) as unknown as LookupFunction;
-    const protocol = target.url.protocol === 'https:' ? 'https:' : 'http:';
-    const client = protocol === 'https:' ? https : http;
+    const { url } = target;
+    const https = url.protocol === 'https:';
+    // The options http.request would derive from the URL on every call (urlToHttpOptions), derived once.
+    const options: RequestOptions = {
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port ? Number(url.port) : undefined,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      lookup,
+      agent: https ? this.agents.https : this.agents.http,
+    };
+    return { request: https ? httpsRequest : httpRequest, options };
+  }
+
+  /** To a URL (checked first) or a destination already checked. */
+  async post(to: string | WebhookDestination, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const destination = typeof to === 'string' ? await this.destination(to) : to;
+    if ('refused' in destination)
+      return { ok: false, statusCode: null, error: destination.refused, refused: true, durationMs: 0, excerpt: null };
+    const { request, options } = destination;
 
     const started = performance.now();
     return new Promise<SendResult>((resolve) => {
@@ -68,14 +83,8 @@ export class WebhookSender {
         clearTimeout(timer);
         resolve({ ...result, durationMs: Math.round(performance.now() - started) });
       };
-      const req = client.request(
-        target.url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
-          lookup,
-          agent: this.agents[protocol],
-        },
+      const req = request(
+        { ...options, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } },
         (res) => {
           const status = res.statusCode ?? 0;
           const outcome =

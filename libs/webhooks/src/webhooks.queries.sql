@@ -78,6 +78,25 @@ WITH input AS (
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
   (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs";
 
+-- webhookDeliveryQueries.fanOutPending
+WITH page AS (
+  SELECT e.id, e.account_id FROM events e WHERE e.account_id = $1 AND NOT e.fanned_out
+  ORDER BY e.created_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED),
+  fanned AS (
+  UPDATE events e SET fanned_out = true FROM page p
+  WHERE e.id = p.id AND e.account_id = p.account_id AND NOT e.fanned_out
+  RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
+  delivered AS (INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
+  SELECT w.id, e.account_id, e.id, e.type, e.traceparent
+  FROM fanned e
+  JOIN webhooks w ON w.account_id = e.account_id
+  WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+  ORDER BY e.id, w.id
+  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
+  (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs")
+  SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
+  LEFT JOIN delivered x ON true ORDER BY x.id;
+
 -- webhookDeliveryQueries.resend
 INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
   SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)

@@ -168,6 +168,9 @@ export type FannedOutDelivery = Pick<WebhookDeliveryEntity, 'id' | 'accountId' |
   createdAtUs: string;
 };
 
+/** fanOutPending's rows: the delivery's columns are null in the one row of a page that made none. */
+export type PendingPageRow = { pageEvents: number } & ({ [K in keyof FannedOutDelivery]: null } | FannedOutDelivery);
+
 /** Who is recovering what: the event types the key may not see (api_key.* without `admin`), and the webhook's. */
 export interface RecoverScope {
   accountId: number;
@@ -190,6 +193,16 @@ const FAILED_SINCE = `failed_chains AS (
     SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
      WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
 
+/** The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded. */
+const DELIVERIES_OF_FANNED = `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
+  SELECT w.id, e.account_id, e.id, e.type, e.traceparent
+    FROM fanned e
+    JOIN webhooks w ON w.account_id = e.account_id
+   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+   ORDER BY e.id, w.id
+  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
+    ${CREATED_AT_US}`;
+
 const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes];
 
 export const webhookDeliveryQueries = {
@@ -202,14 +215,22 @@ export const webhookDeliveryQueries = {
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
-  INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
-  SELECT w.id, e.account_id, e.id, e.type, e.traceparent
-    FROM fanned e
-    JOIN webhooks w ON w.account_id = e.account_id
-   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-   ORDER BY e.id, w.id
-  RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
-    ${raw(CREATED_AT_US)}`,
+  ${raw(DELIVERIES_OF_FANNED)}`,
+  /**
+   * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
+   * delivery with the page's event count, or one row of nulls but the count when the page made none.
+   */
+  fanOutPending: (accountId: number, limit: number) =>
+    sql`WITH page AS (
+    SELECT e.id, e.account_id FROM events e WHERE e.account_id = ${accountId} AND NOT e.fanned_out
+     ORDER BY e.created_at, e.id LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+  fanned AS (
+    UPDATE events e SET fanned_out = true FROM page p
+     WHERE e.id = p.id AND e.account_id = p.account_id AND NOT e.fanned_out
+    RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
+  delivered AS (${raw(DELIVERIES_OF_FANNED)})
+  SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
+    LEFT JOIN delivered x ON true ORDER BY x.id`,
   /** A new delivery of the same event, as a resend of the chain's first. */
   resend: (accountId: number, webhookId: number, deliveryId: number) =>
     sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)

@@ -93,6 +93,10 @@ async function runJob(handlers: Map<string, JobHandler>, job: Job<object>, token
       // Not a failure: BullMQ keeps the job delayed without spending an attempt.
       throw new DelayedError();
     },
+    releaseDeduplication: async () => {
+      // Only while the key still names this job (BullMQ checks): a newer job's key stays.
+      await job.removeDeduplicationKey();
+    },
   };
   // The trace a job carries is the run's business (the consumer span), not the payload's.
   const payload: Record<string, unknown> = { ...job.data };
