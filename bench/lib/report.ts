@@ -367,7 +367,7 @@ export function renderWebhooks(w: WebhookRows): string {
     '',
     `${n0(w.delivered)} of ${n0(w.queued)} queued pet.created events delivered to a local receiver by one worker process: **${n0(
       w.perS,
-    )} deliveries/s** (first to last delivery; includes the fan-out job per event); worker CPU ${n0(
+    )} deliveries/s** (first to last delivery; fan-out included); worker CPU ${n0(
       w.workerCpuUsPerDelivery,
     )} µs per delivery.`,
   ].join('\n');
