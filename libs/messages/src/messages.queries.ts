@@ -27,8 +27,14 @@ export interface ProcessedMessage {
 
 const columns = raw(MESSAGE_COLUMNS('m'));
 
-/** traceparent is taken per message: a batch is written in the context of whichever request flushed it. */
-export type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
+/**
+ * traceparent is taken per message: a batch is written in the context of whichever request flushed it. createdAt is
+ * the ISO text the answer carries too (pg would format the Date again).
+ */
+export type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'traceparent'> & {
+  text: string;
+  createdAt: string;
+};
 
 export const messageQueries = {
   /** The unit of work binds the batch's columns: $1 ids, $2 account ids, $3 texts, $4 created_at, $5 traceparents. */
