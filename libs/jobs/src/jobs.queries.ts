@@ -8,38 +8,47 @@ export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' 
 
 const OUTBOX_COLUMNS = 'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
 
-// Parameters numbered after `offset` others; one array per column (unnest), so the text and its parameter count
-// are the same for one job or five hundred. Only the ids come back: the dispatcher's rows are the staged jobs.
-const outboxInsertText = (offset: number) => {
+// Parameters numbered after `offset` others. One job (most units) as plain parameters, so no arrays are formatted
+// and parsed; more as one array per column (unnest), so the text is the same for two jobs or five hundred.
+// Only the ids come back: the dispatcher's rows are the staged jobs.
+const outboxInsertText = (offset: number, jobs: number) => {
   const p = (i: number) => `$${offset + i}`;
+  const rows =
+    jobs === 1
+      ? `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}::jsonb, ${p(5)}::timestamptz, ${p(6)})`
+      : `SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])`;
   return `INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
-          SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])
+          ${rows}
           RETURNING id`;
 };
 
+const outboxColumn = (j: StagedJob): unknown[] => [
+  j.queue,
+  j.name,
+  j.jobId,
+  JSON.stringify(j.payload),
+  j.runAt ?? null,
+  j.traceparent ?? null,
+];
+
 function outboxColumns(jobs: readonly StagedJob[]): unknown[] {
-  const [queues, names, jobIds, payloads, runAts, traceparents]: unknown[][] = [[], [], [], [], [], []];
-  for (const j of jobs) {
-    queues.push(j.queue);
-    names.push(j.name);
-    jobIds.push(j.jobId);
-    payloads.push(JSON.stringify(j.payload));
-    runAts.push(j.runAt ?? null);
-    traceparents.push(j.traceparent ?? null);
-  }
-  return [queues, names, jobIds, payloads, runAts, traceparents];
+  if (jobs.length === 1) return outboxColumn(jobs[0]);
+  const columns: unknown[][] = [[], [], [], [], [], []];
+  for (const j of jobs) outboxColumn(j).forEach((v, i) => columns[i].push(v));
+  return columns;
 }
 
 // Texts are fixed (preparedQuery's rule), so their only `$<digits>` are placeholders.
 const renumbered = (text: string, offset: number) =>
   offset ? text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`) : text;
 
-/** By the writes' texts: a unit's statement is built once per shape, and preparedQuery finds its name at once. */
-const insertAfterTexts = new Map<string, string>();
+/** By the writes' texts and one job or not: a unit's statement is built once per shape, and named at once. */
+const insertAfterTexts = [new Map<string, string>(), new Map<string, string>()];
 
-function insertAfterText(writes: readonly Sql[]): string {
+function insertAfterText(writes: readonly Sql[], jobs: number): string {
+  const byWrites = insertAfterTexts[jobs === 1 ? 1 : 0];
   const key = writes.length === 1 ? writes[0].text : writes.map((w) => w.text).join('\u0000');
-  let text = insertAfterTexts.get(key);
+  let text = byWrites.get(key);
   if (text === undefined) {
     const ctes: string[] = [];
     let offset = 0;
@@ -47,8 +56,8 @@ function insertAfterText(writes: readonly Sql[]): string {
       ctes.push(`written_${ctes.length} AS (${renumbered(w.text, offset)})`);
       offset += w.values.length;
     }
-    const insert = outboxInsertText(offset);
-    insertAfterTexts.set(key, (text = ctes.length ? `WITH ${ctes.join(', ')} ${insert}` : insert));
+    const insert = outboxInsertText(offset, jobs);
+    byWrites.set(key, (text = ctes.length ? `WITH ${ctes.join(', ')} ${insert}` : insert));
   }
   return text;
 }
@@ -62,7 +71,7 @@ export const outboxQueries = {
     const values: unknown[] = [];
     for (const w of writes) for (const v of w.values) values.push(v);
     for (const column of outboxColumns(jobs)) values.push(column);
-    return new Sql([insertAfterText(writes)], values);
+    return new Sql([insertAfterText(writes, jobs.length)], values);
   },
   /** Rows older than the grace, claimed (SKIP LOCKED) so relays on other workers take others. */
   claimForRelay: (graceMs: number, limit: number) =>
