@@ -7,12 +7,25 @@ export class Sql {
   ) {}
 
   get text(): string {
-    return this.strings.reduce((text, part, i) => `${text}$${i}${part}`);
+    return textOf(this.strings);
   }
+}
+
+const join = (strings: readonly string[]) => strings.reduce((text, part, i) => `${text}$${i}${part}`);
+
+/** A template's parts are one frozen array per call site: its text is joined once, and stays the same string. */
+const templateTexts = new WeakMap<readonly string[], string>();
+
+function textOf(strings: readonly string[]): string {
+  if (!Object.isFrozen(strings)) return join(strings);
+  let text = templateTexts.get(strings);
+  if (text === undefined) templateTexts.set(strings, (text = join(strings)));
+  return text;
 }
 
 /** Interpolated `Sql` fragments are spliced in, every other value becomes a parameter. */
 export function sql(template: TemplateStringsArray, ...args: unknown[]): Sql {
+  if (!args.some((arg) => arg instanceof Sql)) return new Sql(template, args);
   const strings = [template[0]];
   const values: unknown[] = [];
   args.forEach((arg, i) => {

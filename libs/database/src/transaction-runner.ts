@@ -36,44 +36,61 @@ export class TransactionRunner {
   }
 
   lazy(): LazyTransaction {
-    const { dataSource, config } = this;
-    let runner: QueryRunner | undefined;
-    let began: Promise<PoolClient> | undefined;
-    let ended = false;
-    const begin = async (client: PoolClient) => {
-      await client.query('BEGIN');
-      if (config.databaseTransactionPooler)
-        await client.query(`SELECT set_config('statement_timeout', $1, true)`, [
-          String(config.databaseStatementTimeoutMs),
-        ]);
-      return client;
-    };
-    const end = async (statement: 'COMMIT' | 'ROLLBACK') => {
-      if (!runner || ended) return;
-      ended = true;
-      try {
-        await (await began!).query(statement);
-      } finally {
-        await runner.release();
-      }
-    };
-    return {
-      get manager() {
-        if (!runner) {
-          const opened = dataSource.createQueryRunner();
-          const client = (opened.connect() as Promise<PoolClient>).then(begin);
-          // TypeORM takes each statement's connection from here, so it waits for BEGIN (transaction-runner.spec.ts).
-          opened.connect = () => client;
-          client.catch(() => undefined);
-          [runner, began] = [opened, client];
-        }
-        return runner.manager;
-      },
-      get begun() {
-        return runner !== undefined;
-      },
-      commit: () => end('COMMIT'),
-      rollback: () => end('ROLLBACK').catch(() => undefined),
-    };
+    return new LazyPgTransaction(this.dataSource, this.config);
+  }
+}
+
+/** One object per unit of work, not a set of closures: most units (a group commit's) never begin. */
+class LazyPgTransaction implements LazyTransaction {
+  private runner?: QueryRunner;
+  private began?: Promise<PoolClient>;
+  private ended = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  get manager(): EntityManager {
+    if (!this.runner) {
+      const opened = this.dataSource.createQueryRunner();
+      const client = (opened.connect() as Promise<PoolClient>).then((c) => this.begin(c));
+      // TypeORM takes each statement's connection from here, so it waits for BEGIN (transaction-runner.spec.ts).
+      opened.connect = () => client;
+      client.catch(() => undefined);
+      [this.runner, this.began] = [opened, client];
+    }
+    return this.runner.manager;
+  }
+
+  get begun(): boolean {
+    return this.runner !== undefined;
+  }
+
+  commit(): Promise<void> {
+    return this.end('COMMIT');
+  }
+
+  rollback(): Promise<void> {
+    return this.end('ROLLBACK').catch(() => undefined);
+  }
+
+  private async begin(client: PoolClient): Promise<PoolClient> {
+    await client.query('BEGIN');
+    if (this.config.databaseTransactionPooler)
+      await client.query(`SELECT set_config('statement_timeout', $1, true)`, [
+        String(this.config.databaseStatementTimeoutMs),
+      ]);
+    return client;
+  }
+
+  private async end(statement: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    if (!this.runner || this.ended) return;
+    this.ended = true;
+    try {
+      await (await this.began!).query(statement);
+    } finally {
+      await this.runner.release();
+    }
   }
 }

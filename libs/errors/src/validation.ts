@@ -54,6 +54,19 @@ class DtoValidationPipe extends ValidationPipe {
   }
 }
 
+/**
+ * A body DTO that recognises a valid body by itself, without class-validator's instances and promises. It must accept
+ * only bodies class-validator accepts; whatever it does not accept still goes through class-validator, which writes
+ * the error details.
+ */
+export interface QuickBodyCheck {
+  acceptsBody(body: unknown): boolean;
+}
+
+const acceptedAtOnce = (metatype: ArgumentMetadata['metatype'], body: unknown) =>
+  typeof (metatype as Partial<QuickBodyCheck> | undefined)?.acceptsBody === 'function' &&
+  (metatype as unknown as QuickBodyCheck).acceptsBody(body);
+
 /** The global pipe: DTOs (bodies, queries, parameter objects) through class-validator. */
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {
@@ -62,6 +75,9 @@ export class ApiValidationPipe implements PipeTransform {
   // Nothing to validate in a custom decorator's value or a path parameter (a string): answered without a promise.
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'custom' || (metadata.type === 'param' && !isDto(metadata.metatype))) return value;
+    // As class-transformer would make it: an instance of the DTO with the body's properties.
+    if (metadata.type === 'body' && acceptedAtOnce(metadata.metatype, value))
+      return Object.assign(new (metadata.metatype as new () => object)(), value);
     return this.dtos.transform(value, metadata);
   }
 }

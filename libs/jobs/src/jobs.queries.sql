@@ -3,7 +3,7 @@
 -- outboxQueries.insertAfter
 WITH written_0 AS (SELECT $1) INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
   SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::text[])
-  RETURNING id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent;
+  RETURNING id;
 
 -- outboxQueries.claimForRelay
 SELECT id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent FROM outbox

@@ -8,29 +8,59 @@ export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' 
 
 const OUTBOX_COLUMNS = 'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
 
-// Parameters numbered after `offset` others; one array per column (unnest), so the text and its parameter count
-// are the same for one job or five hundred.
-function outboxInsert(jobs: readonly StagedJob[], offset: number): Sql {
-  const values: unknown[][] = [[], [], [], [], [], []];
-  for (const j of jobs) {
-    [j.queue, j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null, j.traceparent ?? null].forEach((v, i) =>
-      values[i].push(v),
-    );
-  }
+// Parameters numbered after `offset` others. One job (most units) as plain parameters, so no arrays are formatted
+// and parsed; more as one array per column (unnest), so the text is the same for two jobs or five hundred.
+// Only the ids come back: the dispatcher's rows are the staged jobs.
+const outboxInsertText = (offset: number, jobs: number) => {
   const p = (i: number) => `$${offset + i}`;
-  return new Sql(
-    [
-      `INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
-          SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])
-          RETURNING ${OUTBOX_COLUMNS}`,
-    ],
-    values,
-  );
+  const rows =
+    jobs === 1
+      ? `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}::jsonb, ${p(5)}::timestamptz, ${p(6)})`
+      : `SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])`;
+  return `INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
+          ${rows}
+          RETURNING id`;
+};
+
+const outboxColumn = (j: StagedJob): unknown[] => [
+  j.queue,
+  j.name,
+  j.jobId,
+  JSON.stringify(j.payload),
+  j.runAt ?? null,
+  j.traceparent ?? null,
+];
+
+function outboxColumns(jobs: readonly StagedJob[]): unknown[] {
+  if (jobs.length === 1) return outboxColumn(jobs[0]);
+  const columns: unknown[][] = [[], [], [], [], [], []];
+  for (const j of jobs) outboxColumn(j).forEach((v, i) => columns[i].push(v));
+  return columns;
 }
 
 // Texts are fixed (preparedQuery's rule), so their only `$<digits>` are placeholders.
 const renumbered = (text: string, offset: number) =>
   offset ? text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`) : text;
+
+/** By the writes' texts and one job or not: a unit's statement is built once per shape, and named at once. */
+const insertAfterTexts = [new Map<string, string>(), new Map<string, string>()];
+
+function insertAfterText(writes: readonly Sql[], jobs: number): string {
+  const byWrites = insertAfterTexts[jobs === 1 ? 1 : 0];
+  const key = writes.length === 1 ? writes[0].text : writes.map((w) => w.text).join('\u0000');
+  let text = byWrites.get(key);
+  if (text === undefined) {
+    const ctes: string[] = [];
+    let offset = 0;
+    for (const w of writes) {
+      ctes.push(`written_${ctes.length} AS (${renumbered(w.text, offset)})`);
+      offset += w.values.length;
+    }
+    const insert = outboxInsertText(offset, jobs);
+    byWrites.set(key, (text = ctes.length ? `WITH ${ctes.join(', ')} ${insert}` : insert));
+  }
+  return text;
+}
 
 export const outboxQueries = {
   /**
@@ -38,14 +68,10 @@ export const outboxQueries = {
    * one round trip instead of four (BEGIN, statement, outbox INSERT, COMMIT). A data-modifying WITH runs exactly once.
    */
   insertAfter: (writes: readonly Sql[], jobs: readonly StagedJob[]) => {
-    const ctes: string[] = [];
-    const params: unknown[] = [];
-    for (const w of writes) {
-      ctes.push(`written_${ctes.length} AS (${renumbered(w.text, params.length)})`);
-      params.push(...w.values);
-    }
-    const insert = outboxInsert(jobs, params.length);
-    return new Sql([ctes.length ? `WITH ${ctes.join(', ')} ${insert.text}` : insert.text], [...params, ...insert.values]);
+    const values: unknown[] = [];
+    for (const w of writes) for (const v of w.values) values.push(v);
+    for (const column of outboxColumns(jobs)) values.push(column);
+    return new Sql([insertAfterText(writes, jobs.length)], values);
   },
   /** Rows older than the grace, claimed (SKIP LOCKED) so relays on other workers take others. */
   claimForRelay: (graceMs: number, limit: number) =>

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { StagedJob } from './job-definition';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { JobQueues } from './job-queues';
-import { unstagedRow } from './outbox-row';
+import { outboxRow } from './outbox-row';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 
 @Injectable()
@@ -26,7 +26,7 @@ export class LostJobRequeue {
   /** No outbox row: the caller holds the records locked, and a failure leaves them due for the next pass. */
   async requeue(jobs: StagedJob[]): Promise<number> {
     if (!jobs.length || this.redisMemory.full) return 0;
-    await this.enqueuer.enqueue(jobs.map(unstagedRow));
+    await this.enqueuer.enqueue(jobs.map((job) => outboxRow(job)));
     return jobs.length;
   }
 }

@@ -1,10 +1,10 @@
 import { StagedJob } from './job-definition';
 import { OutboxRow } from './jobs.queries';
 
-/** The row shape of a job enqueued without an outbox row (id 0: nothing to delete). */
-export function unstagedRow(job: StagedJob): OutboxRow {
+/** A staged job as its outbox row; id 0 for a job enqueued without one (nothing to delete). */
+export function outboxRow(job: StagedJob, id = 0): OutboxRow {
   return {
-    id: 0,
+    id,
     queue: job.queue,
     jobName: job.name,
     jobId: job.jobId,

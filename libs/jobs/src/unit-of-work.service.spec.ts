@@ -88,4 +88,16 @@ describe('UnitOfWork against the real Postgres', () => {
     ).rejects.toThrow(/violates check constraint/);
     expect([await accounts(named('bad-write')), await outboxRows(named('bad-write')), dispatched]).toEqual([0, 0, []]);
   });
+
+  it('dispatches each job with the id of its own outbox row', async () => {
+    const ids = ['a', 'b', 'c'].map((k) => named(`paired-${k}`));
+    await uow.run(async (tx) => {
+      for (const id of ids) tx.enqueue(TestJob, { id });
+    });
+    const stored = await ds.query(`SELECT id::int, job_id AS "jobId" FROM outbox WHERE job_id = ANY($1)`, [ids]);
+    const dispatchedPairs = dispatched.flat().map((r) => ({ id: r.id, jobId: r.jobId }));
+    expect(dispatchedPairs).toEqual(
+      ids.map((jobId) => ({ id: stored.find((s: OutboxRow) => s.jobId === jobId).id, jobId })),
+    );
+  });
 });

@@ -39,25 +39,13 @@ export class UnitOfWork {
     extension?: UnitOfWorkExtension<X>,
   ): Promise<T> {
     const transaction = this.transactions.lazy();
-    const writes: Sql[] = [];
-    const jobs: StagedJob[] = [];
-    const tx: UnitOfWorkTx = {
-      get manager() {
-        return transaction.manager;
-      },
-      enqueue: (job, payload, options = {}) => {
-        jobs.push(stagedJob(job, payload, { ...options, traceparent: options.traceparent ?? currentTraceparent() }));
-      },
-      write: (statement) => {
-        writes.push(statement);
-      },
-    };
+    const tx = new UnitTx(transaction);
     const opened = extension?.open(tx);
     let value: T;
     let rows: OutboxRow[];
     try {
       value = await work(Object.assign(tx, opened?.members) as UnitOfWorkTx & X);
-      rows = await this.stage(transaction, writes, jobs);
+      rows = await this.stage(transaction, tx.writes, tx.jobs);
     } catch (err) {
       await transaction.rollback();
       throw err;
@@ -74,5 +62,25 @@ export class UnitOfWork {
     return jobs.length
       ? withSpan('outbox write', 'internal', { 'messaging.batch.message_count': jobs.length }, stage)
       : stage();
+  }
+}
+
+/** One object per unit, its methods on the prototype: a group commit opens a unit per batch. */
+class UnitTx implements UnitOfWorkTx {
+  readonly writes: Sql[] = [];
+  readonly jobs: StagedJob[] = [];
+
+  constructor(private readonly transaction: LazyTransaction) {}
+
+  get manager(): EntityManager {
+    return this.transaction.manager;
+  }
+
+  enqueue<P extends object>(job: JobDefinition<P>, payload: P, options: StageOptions = {}): void {
+    this.jobs.push(stagedJob(job, payload, { ...options, traceparent: options.traceparent ?? currentTraceparent() }));
+  }
+
+  write(statement: Sql): void {
+    this.writes.push(statement);
   }
 }

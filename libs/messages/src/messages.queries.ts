@@ -27,17 +27,32 @@ export interface ProcessedMessage {
 
 const columns = raw(MESSAGE_COLUMNS('m'));
 
-/** traceparent is taken per message: a batch is written in the context of whichever request flushed it. */
-export type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'createdAt' | 'traceparent'> & { text: string };
+/**
+ * traceparent is taken per message: a batch is written in the context of whichever request flushed it. createdAt is
+ * the ISO text the answer carries too (pg would format the Date again).
+ */
+export type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'traceparent'> & {
+  text: string;
+  createdAt: string;
+};
 
 export const messageQueries = {
-  /** The unit of work binds the batch's columns: $1 ids, $2 account ids, $3 texts, $4 created_at, $5 traceparents. */
-  insertBatch: (rows: NewMessageRow[]) =>
-    sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
+  /**
+   * One row (most batches at a steady rate) as plain parameters, so no arrays are formatted and parsed; more as one
+   * array per column: $1 ids, $2 account ids, $3 texts, $4 created_at, $5 traceparents.
+   */
+  insertBatch: (rows: NewMessageRow[]) => {
+    if (rows.length === 1) {
+      const [r] = rows;
+      return sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
+  VALUES (${r.id}, ${r.accountId}, ${r.text}, 'queued', 0, ${r.createdAt}::timestamptz, ${r.traceparent})`;
+    }
+    return sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
   SELECT id, account_id, message, 'queued', 0, created_at, traceparent
   FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.accountId)}::bigint[], ${rows.map((r) => r.text)}::text[],
     ${rows.map((r) => r.createdAt)}::timestamptz[], ${rows.map((r) => r.traceparent)}::text[])
-    AS m(id, account_id, message, created_at, traceparent)`,
+    AS m(id, account_id, message, created_at, traceparent)`;
+  },
   get: (accountId: number, id: string) =>
     sql`SELECT ${columns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`,
   list: (accountId: number, q: MessageListFilter) => {

@@ -37,10 +37,10 @@ export class MessagesService {
   ) {}
 
   async create(accountId: number, text: string): Promise<AcceptedMessage> {
-    const createdAt = this.clock.now();
-    const id = newMessageId(createdAt.getTime());
+    const now = this.clock.now();
+    const [id, createdAt] = [newMessageId(now.getTime()), now.toISOString()];
     await this.accepts.submit({ id, accountId, text, createdAt, traceparent: currentTraceparent() ?? null });
-    return { id, message: text, status: 'queued', createdAt: createdAt.toISOString() };
+    return { id, message: text, status: 'queued', createdAt };
   }
 
   /** Plain SQL: TypeORM's builder cost more CPU than the request. A write-only unit: one statement, one round trip. */
