@@ -283,7 +283,7 @@ describe('security', () => {
         const { port } = new URL(api.url);
         const req = get({ agent, host: '127.0.0.1', port, path: '/v1/account', headers: { Authorization: `Bearer ${apiKey}` } }, (res) => {
           res.resume();
-          res.on('end', () => resolve(res.headers['keep-alive']));
+          res.on('end', () => resolve(res.headers['keep-alive'] as string | undefined));
         });
         req.on('error', reject);
       });
