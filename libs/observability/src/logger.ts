@@ -59,42 +59,8 @@ function openLogFile(file: string | undefined): number {
 
 /** The longest a line waits in the write buffer; pino writes what is left when the process exits. */
 export const LOG_FLUSH_MS = 100;
-/** Characters of lines handed to the file in one write. */
-export const LOG_BATCH_CHARS = 16_384;
 
-interface LineSink {
-  write(text: string): unknown;
-  flush(cb: (err?: Error) => void): void;
-}
-
-// Lines are joined once a batch, not appended one by one: sonic-boom measures its growing buffer's byte length
-// on every line, which copies it (decisions.md, "Access lines joined once a batch").
-function lineBatch(sink: LineSink) {
-  let lines: string[] = [];
-  let chars = 0;
-  const handOver = () => {
-    if (lines.length === 0) return;
-    sink.write(lines.join(''));
-    lines = [];
-    chars = 0;
-  };
-  // Ahead of pino's exit handlers, which then write out what the destination holds.
-  process.prependListener('beforeExit', handOver);
-  process.prependListener('exit', handOver);
-  return {
-    write(line: string): boolean {
-      lines.push(line);
-      if ((chars += line.length) >= LOG_BATCH_CHARS) handOver();
-      return true;
-    },
-    flush(cb: (err?: Error) => void): void {
-      handOver();
-      sink.flush(cb);
-    },
-  };
-}
-
-// Lines go out 16 K characters at a time (and at least every LOG_FLUSH_MS): a write per line took a fifth of the
+// Lines go out 4 KB at a time (and at least every LOG_FLUSH_MS): a write per line took a fifth of the
 // API's CPU at 1,000 requests/s (decisions.md, "Log lines written in batches").
 export function rootLogger(config: AppConfig, app: string): Logger {
   let logger = roots.get(app);
@@ -110,7 +76,7 @@ export function rootLogger(config: AppConfig, app: string): Logger {
         ...(tracingEnabled() && { mixin: () => activeSpanIds() ?? {} }),
         ...(config.logFormat === 'pretty' && { hooks: { streamWrite: prettyLine(isatty(fd)) } }),
       },
-      lineBatch(pino.destination({ dest: fd, sync: false })),
+      pino.destination({ dest: fd, sync: false, minLength: 4096 }),
     );
     setInterval(() => written.flush(() => undefined), LOG_FLUSH_MS).unref();
     roots.set(app, (logger = written));
