@@ -18,10 +18,14 @@ declare module 'ioredis' {
 }
 
 interface QueuedCall {
+  subject: RateLimitSubject;
+  limits: Limits;
+  nowMs: number;
+  mode: 'consume' | 'peek';
+  /** Shared by the subject's calls of one minute: never changed. */
   keys: string[];
   args: (string | number)[];
-  resolve: (counts: RawCounts) => void;
-  reject: (err: unknown) => void;
+  resolve: (decision: RateLimitDecision) => void;
 }
 
 const decisions = new Counter({
@@ -39,6 +43,8 @@ const MAX_FALLBACK_BUCKETS = 100_000;
 // A turn can hold thousands of calls; each spreads 14 values as arguments, which must stay far
 // below V8's argument limit (a RangeError would send the whole batch to the fallback).
 export const MAX_BATCH = 500;
+// Subjects whose keys are kept within a minute (a flood of client addresses starts the set again).
+const MAX_KEY_SETS = 10_000;
 
 const fallbackActive = new Gauge({
   name: 'petstore_rate_limit_fallback_active',
@@ -60,6 +66,8 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private probeAtMs = 0;
   // By bucket; sent when the turn's I/O callbacks have all run.
   private readonly queued = new Map<string, QueuedCall[]>();
+  private readonly keys = new Map<string, string[]>();
+  private keysMinute = 0;
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
@@ -88,61 +96,67 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     return this.run(subject, limits, nowMs, 'peek');
   }
 
-  private async run(
+  // One promise a call, settled from the batch's answer: no async wrappers, each a promise and a turn more.
+  private run(
     subject: RateLimitSubject,
     limits: Limits,
     nowMs: number,
     mode: 'consume' | 'peek',
   ): Promise<RateLimitDecision> {
-    const decision =
-      this.degraded && (Date.now() < this.probeAtMs || this.redis.status !== 'ready')
-        ? this.fallback(subject.bucket, limits, nowMs, mode)
-        : await this.shared(subject, limits, nowMs, mode);
+    if (this.degraded && (Date.now() < this.probeAtMs || this.redis.status !== 'ready')) {
+      return Promise.resolve(this.counted(this.fallback(subject.bucket, limits, nowMs, mode), subject, mode));
+    }
+    const resets = windowResets(nowMs);
+    return new Promise<RateLimitDecision>((resolve) =>
+      this.enqueue(subject.bucket, {
+        subject,
+        limits,
+        nowMs,
+        mode,
+        keys: this.keysOf(subject, resets.minute, resets.day),
+        args: [
+          limits.perMinute,
+          limits.perDay,
+          resets.minute - nowMs,
+          resets.day - nowMs,
+          this.config.rateLimit.banStrikes,
+          this.config.rateLimit.banSeconds * 1000,
+          mode,
+          nowMs,
+          STRIKE_GRACE_MS,
+          subject.keyId ?? '',
+        ],
+        resolve,
+      }),
+    );
+  }
+
+  private counted(decision: RateLimitDecision, subject: RateLimitSubject, mode: 'consume' | 'peek'): RateLimitDecision {
     if (mode === 'consume') decisions.inc({ outcome: decision.outcome, plan: subject.plan });
     return decision;
   }
 
-  private async shared(
-    subject: RateLimitSubject,
-    limits: Limits,
-    nowMs: number,
-    mode: 'consume' | 'peek',
-  ): Promise<RateLimitDecision> {
-    const resets = windowResets(nowMs);
-    const tag = bucketTag(subject.bucket);
-    try {
-      const raw = await new Promise<RawCounts>((resolve, reject) =>
-        this.enqueue(subject.bucket, {
-          keys: [
-            `${tag}:m:${resets.minute}`,
-            `${tag}:d:${resets.day}`,
-            banFlagKey(subject),
-            `${tag}:strikes:${subject.banKey}`,
-            `${tag}:refused:${subject.banKey}`,
-            usageHashKey(subject.bucket, resets.minute - 60_000),
-          ],
-          args: [
-            limits.perMinute,
-            limits.perDay,
-            resets.minute - nowMs,
-            resets.day - nowMs,
-            this.config.rateLimit.banStrikes,
-            this.config.rateLimit.banSeconds * 1000,
-            mode,
-            nowMs,
-            STRIKE_GRACE_MS,
-            subject.keyId ?? '',
-          ],
-          resolve,
-          reject,
-        }),
-      );
-      this.recovered();
-      return decide(raw, limits, nowMs, false);
-    } catch (err) {
-      this.degrade(err as Error);
-      return this.fallback(subject.bucket, limits, nowMs, mode);
+  // A subject's keys change with the minute only: made once a minute, not on every call.
+  private keysOf(subject: RateLimitSubject, minute: number, day: number): string[] {
+    if (minute !== this.keysMinute || this.keys.size >= MAX_KEY_SETS) {
+      this.keys.clear();
+      this.keysMinute = minute;
     }
+    const id = `${subject.bucket} ${subject.banKey}`;
+    let keys = this.keys.get(id);
+    if (!keys) {
+      const tag = bucketTag(subject.bucket);
+      keys = [
+        `${tag}:m:${minute}`,
+        `${tag}:d:${day}`,
+        banFlagKey(subject),
+        `${tag}:strikes:${subject.banKey}`,
+        `${tag}:refused:${subject.banKey}`,
+        usageHashKey(subject.bucket, minute - 60_000),
+      ];
+      this.keys.set(id, keys);
+    }
+    return keys;
   }
 
   /** setImmediate: the batch waits for every request this turn has read, not for a timer. */
@@ -178,19 +192,27 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       keys.push(...c.keys);
       args.push(...c.args);
     }
+    let flat: number[];
     try {
-      const flat = await this.redis[RATE_LIMIT_COMMAND](keys.length, ...keys, ...args);
-      calls.forEach((c, i) => {
-        const o = i * RESULTS_PER_CALL;
-        c.resolve({
-          outcome: flat[o] as RawCounts['outcome'],
-          minuteCount: flat[o + 1],
-          dayCount: flat[o + 2],
-          ms: flat[o + 3],
-        });
-      });
+      flat = await this.redis[RATE_LIMIT_COMMAND](keys.length, ...keys, ...args);
+      this.recovered();
     } catch (err) {
-      for (const c of calls) c.reject(err);
+      for (const c of calls) {
+        this.degrade(err as Error);
+        c.resolve(this.counted(this.fallback(c.subject.bucket, c.limits, c.nowMs, c.mode), c.subject, c.mode));
+      }
+      return;
+    }
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i];
+      const o = i * RESULTS_PER_CALL;
+      const raw: RawCounts = {
+        outcome: flat[o] as RawCounts['outcome'],
+        minuteCount: flat[o + 1],
+        dayCount: flat[o + 2],
+        ms: flat[o + 3],
+      };
+      c.resolve(this.counted(decide(raw, c.limits, c.nowMs, false), c.subject, c.mode));
     }
   }
 

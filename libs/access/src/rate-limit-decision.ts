@@ -63,19 +63,36 @@ export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: 
   return decision;
 }
 
-/** The X-RateLimit-* set and the IETF draft's pair, from the same numbers. */
-export function rateLimitHeaders(d: RateLimitDecision, nowMs: number): Record<string, string> {
+export interface HeaderTarget {
+  setHeader(name: string, value: string): unknown;
+}
+
+// The policy and the reset change once a plan or a minute: the last ones are reused (one plan, one minute at a time).
+let policyOf = { minute: 0, day: 0, text: '' };
+let resetOf = { ms: 0, text: '' };
+
+/** Sets the X-RateLimit-* set and the IETF draft's pair, from the same numbers, on `target`. */
+export function setRateLimitHeaders(target: HeaderTarget, d: RateLimitDecision, nowMs: number): void {
   const r = d.reported;
+  if (policyOf.minute !== d.minute.limit || policyOf.day !== d.day.limit) {
+    const text = `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`;
+    policyOf = { minute: d.minute.limit, day: d.day.limit, text };
+  }
+  if (resetOf.ms !== r.resetAtMs) resetOf = { ms: r.resetAtMs, text: String(Math.ceil(r.resetAtMs / 1000)) };
   const secondsToReset = Math.max(0, Math.ceil((r.resetAtMs - nowMs) / 1000));
-  const headers: Record<string, string> = {
-    'X-RateLimit-Limit': String(r.limit),
-    'X-RateLimit-Remaining': String(r.remaining),
-    'X-RateLimit-Reset': String(Math.ceil(r.resetAtMs / 1000)),
-    'X-RateLimit-Used': String(r.used),
-    'X-RateLimit-Resource': r.name,
-    'RateLimit-Policy': `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`,
-    RateLimit: `"${r.name}";r=${r.remaining};t=${secondsToReset}`,
-  };
-  if (d.retryAfterSeconds !== undefined) headers['Retry-After'] = String(d.retryAfterSeconds);
+  target.setHeader('X-RateLimit-Limit', String(r.limit));
+  target.setHeader('X-RateLimit-Remaining', String(r.remaining));
+  target.setHeader('X-RateLimit-Reset', resetOf.text);
+  target.setHeader('X-RateLimit-Used', String(r.used));
+  target.setHeader('X-RateLimit-Resource', r.name);
+  target.setHeader('RateLimit-Policy', policyOf.text);
+  target.setHeader('RateLimit', `"${r.name}";r=${r.remaining};t=${secondsToReset}`);
+  if (d.retryAfterSeconds !== undefined) target.setHeader('Retry-After', String(d.retryAfterSeconds));
+}
+
+/** The headers `setRateLimitHeaders` sets, by name. */
+export function rateLimitHeaders(d: RateLimitDecision, nowMs: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  setRateLimitHeaders({ setHeader: (name, value) => (headers[name] = value) }, d, nowMs);
   return headers;
 }

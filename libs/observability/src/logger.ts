@@ -25,7 +25,8 @@ function looksLikeKey(id: string): boolean {
 
 /** Percent-decoded first (a few rounds) so `pst%5F...` is redacted like `pst_...`. */
 export function loggablePath(url: string): string {
-  let path = url.split('?')[0];
+  const query = url.indexOf('?');
+  let path = query < 0 ? url : url.slice(0, query);
   for (let round = 0; round < 3 && path.includes('%'); round++) {
     try {
       const decoded = decodeURIComponent(path);
@@ -88,6 +89,15 @@ export function rootLogger(config: AppConfig, app: string): Logger {
 /** Called once a response is done (sent or abandoned), health and metrics paths included. */
 export type RequestDone = (req: IncomingMessage, res: ServerResponse, seconds: number) => void;
 
+interface AccessLine {
+  reqId: string;
+  method?: string;
+  path: string;
+  status: number;
+  ms: number;
+  aborted?: true;
+}
+
 // One 'close' listener per request, which `done` shares (a listener costs each request its wrapper and removal).
 export function accessLog(logger: Logger, done?: RequestDone) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
@@ -100,14 +110,14 @@ export function accessLog(logger: Logger, done?: RequestDone) {
       const ms = performance.now() - started;
       done?.(req, res, ms / 1000);
       if (quiet) return;
-      const line = {
+      const line: AccessLine = {
         reqId: id,
         method: req.method,
         path: loggablePath(url),
         status: res.statusCode,
         ms: Math.round(ms),
-        ...(res.writableFinished ? {} : { aborted: true }),
       };
+      if (!res.writableFinished) line.aborted = true;
       if (res.statusCode >= 500 && !isShed(res)) logger.error(line, 'request failed');
       else logger.info(line, 'request completed');
     });

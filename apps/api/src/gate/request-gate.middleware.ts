@@ -14,7 +14,7 @@ import {
   LookupRequester,
   PlanRateLimiter,
   RateLimitDecision,
-  rateLimitHeaders,
+  setRateLimitHeaders,
   RateLimitSubject,
   scopesAllow,
 } from '@app/access';
@@ -32,6 +32,8 @@ declare module 'express-serve-static-core' {
     policy?: RoutePolicy;
   }
 }
+
+type Identity = { auth?: AuthContext; failure?: unknown };
 
 const invalidKey = () => new ApiError('invalid_api_key', 'The API key is unknown, revoked, expired or rotated out');
 
@@ -70,7 +72,7 @@ export class RequestGateMiddleware {
     const now = this.clock.nowMs();
     const { auth, failure } = hasDuplicateAuthorization(req.rawHeaders)
       ? { failure: duplicateAuthorization() }
-      : await this.identify(req.headers.authorization, now, req);
+      : (this.known(req.headers.authorization, now) ?? (await this.lookUp(req.headers.authorization!, now, req)));
     if (!auth) {
       const decision = await this.limiter.consume(addressOf(req), ANONYMOUS_LIMITS, now);
       this.report(res, decision, now);
@@ -103,27 +105,32 @@ export class RequestGateMiddleware {
 
   private report(res: Response, decision: RateLimitDecision, now: number): void {
     res.locals.rateLimit = decision;
-    // Express's res.set lowercases every name once more.
-    const headers = rateLimitHeaders(decision, now);
-    for (const name in headers) res.setHeader(name, headers[name]);
+    // Not Express's res.set, which lowercases every name once more.
+    setRateLimitHeaders(res, decision, now);
   }
 
   // Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
   // like the others, answered after the address's limiter. Without `req` (the benchmark), a lookup
   // Postgres alone can answer does not wait for its address.
-  async identify(
-    header: string | undefined,
-    now: number,
-    req?: Request,
-  ): Promise<{ auth?: AuthContext; failure?: unknown }> {
+  async identify(header: string | undefined, now: number, req?: Request): Promise<Identity> {
+    return this.known(header, now) ?? this.lookUp(header!, now, req);
+  }
+
+  // What needs no lookup (no key, a malformed header, a key in the cache), answered without a promise.
+  private known(header: string | undefined, now: number): Identity | undefined {
     if (!header) return { failure: new ApiError('missing_api_key', 'Send Authorization: Bearer <API_KEY>') };
     const match = BEARER.exec(header);
     if (!match)
       return { failure: new ApiError('invalid_authorization', 'The Authorization header must be Bearer <API_KEY>') };
     const cached = this.authenticator.cached(match[1], now);
     if (cached !== undefined) return cached ? { auth: cached } : { failure: invalidKey() };
+    return undefined;
+  }
+
+  private async lookUp(header: string, now: number, req?: Request): Promise<Identity> {
+    const secret = BEARER.exec(header)![1];
     try {
-      const auth = await this.authenticator.lookUp(match[1], now, req && this.requester(addressOf(req), now));
+      const auth = await this.authenticator.lookUp(secret, now, req && this.requester(addressOf(req), now));
       return auth ? { auth } : { failure: invalidKey() };
     } catch (err) {
       if (err instanceof ApiError && err.code === 'service_unavailable') throw err;

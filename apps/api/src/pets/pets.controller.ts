@@ -7,7 +7,7 @@ import { ApiError, ParseIdPipe } from '@app/errors';
 import { PetView } from '@app/catalog';
 import { created } from '../common/created';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { Auth } from '../gate/auth.decorator';
+import { Auth, authOf } from '../gate/auth.decorator';
 import { taggedJson } from '../common/etag';
 import { page } from '../common/pagination';
 import { NewPetDto, PetListQuery, PetUpdateDto } from './pets.dto';
@@ -17,6 +17,9 @@ import { ListPetsDocs, CreatePetDocs, GetPetDocs, UpdatePetDocs, DeletePetDocs }
 
 /** When GET /pets/{petId} was deprecated in favour of GET /pets?ids= (RFC 9745 `@<unix seconds>`). */
 export const PET_GET_DEPRECATED_AT = new Date('2025-11-21T00:00:00Z');
+
+const PET_ID = new ParseIdPipe();
+const PET_ID_PARAM = { type: 'param', data: 'petId' } as const;
 
 @ApiTags('Pets')
 @Controller('pets')
@@ -36,15 +39,13 @@ export class PetsController {
     };
   }
 
+  // The two reads take the key from res.locals and the id from the path themselves: Nest settles every
+  // parameter a pipe may see through promises of its own (decisions.md, "Pet reads without parameter pipes").
   @Get()
   @Policy({ scope: 'read' })
   @ListPetsDocs()
-  async list(
-    @Auth() auth: AuthContext,
-    @Query() query: PetListQuery,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<PetView[]> {
-    return page(res, '/v1/pets', query, await this.pets.list(auth.accountId, query));
+  async list(@Query() query: PetListQuery, @Res({ passthrough: true }) res: Response): Promise<PetView[]> {
+    return page(res, '/v1/pets', query, await this.pets.list(authOf(res).accountId, query));
   }
 
   @Post()
@@ -61,11 +62,8 @@ export class PetsController {
   @Get(':petId')
   @Policy({ scope: 'read', deprecated: true })
   @GetPetDocs()
-  async getOne(
-    @Auth() auth: AuthContext,
-    @Param('petId', ParseIdPipe) id: number,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<string | undefined> {
+  async getOne(@Res({ passthrough: true }) res: Response): Promise<string | undefined> {
+    const id = PET_ID.transform(res.req.params.petId as string, PET_ID_PARAM);
     const link = `</v1/pets?ids=${id}>; rel="successor-version"`;
     if (this.clock.nowMs() >= this.config.petGetSunsetAt.getTime()) {
       throw new ApiError('endpoint_sunset', 'GET /pets/{petId} is past its sunset; use GET /pets?ids=', undefined, {
@@ -76,7 +74,7 @@ export class PetsController {
     res.setHeader('Deprecation', this.deprecation.Deprecation);
     res.setHeader('Sunset', this.deprecation.Sunset);
     res.setHeader('Link', link);
-    return taggedJson(res, await this.pets.get(auth.accountId, id));
+    return taggedJson(res, await this.pets.get(authOf(res).accountId, id));
   }
 
   @Patch(':petId')

@@ -1,6 +1,6 @@
 // The OpenAPI text of PetsController's operations: one composed decorator an operation, beside the routes.
 import { applyDecorators } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { PetSchema } from './pets.dto';
@@ -48,6 +48,8 @@ export const GetPetDocs = () =>
         ETag: { description: 'Entity tag of the pet', schema: { type: 'string' } },
       },
     }),
+    // The handler reads the id itself (pets.controller.ts).
+    ApiParam({ name: 'petId', type: Number }),
     ApiHeader(IF_NONE_MATCH_HEADER),
     ApiErrors(410),
   );
