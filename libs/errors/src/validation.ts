@@ -67,10 +67,27 @@ const acceptedAtOnce = (metatype: ArgumentMetadata['metatype'], body: unknown) =
   typeof (metatype as Partial<QuickBodyCheck> | undefined)?.acceptsBody === 'function' &&
   (metatype as unknown as QuickBodyCheck).acceptsBody(body);
 
+/** Valid queries of each memoized query DTO, by their JSON; emptied when full, so a client's distinct queries stay bounded. */
+const memoized = new Map<unknown, Map<string, object>>();
+const MEMOIZED_QUERIES_PER_DTO = 1_000;
+
+/**
+ * A query DTO whose checks depend on the query alone (no clock, no other input): a query validated once is answered
+ * with the same frozen DTO, without class-validator. A list's first page is most of its traffic.
+ */
+export const MemoizedQuery = (): ClassDecorator => (target) => void memoized.set(target, new Map());
+
 /** The global pipe: DTOs (bodies, queries, parameter objects) through class-validator. */
 @Injectable()
 export class ApiValidationPipe implements PipeTransform {
   private readonly dtos = new DtoValidationPipe();
+
+  private async remember(known: Map<string, object>, key: string, value: unknown, metadata: ArgumentMetadata) {
+    const dto = Object.freeze((await this.dtos.transform(value, metadata)) as object);
+    if (known.size >= MEMOIZED_QUERIES_PER_DTO) known.clear();
+    known.set(key, dto);
+    return dto;
+  }
 
   // Nothing to validate in a custom decorator's value or a path parameter (a string): answered without a promise.
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
@@ -78,6 +95,11 @@ export class ApiValidationPipe implements PipeTransform {
     // As class-transformer would make it: an instance of the DTO with the body's properties.
     if (metadata.type === 'body' && acceptedAtOnce(metadata.metatype, value))
       return Object.assign(new (metadata.metatype as new () => object)(), value);
+    const known = metadata.type === 'query' ? memoized.get(metadata.metatype) : undefined;
+    if (known) {
+      const key = JSON.stringify(value);
+      return known.get(key) ?? this.remember(known, key, value, metadata);
+    }
     return this.dtos.transform(value, metadata);
   }
 }

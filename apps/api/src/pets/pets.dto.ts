@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { NAME_SEARCH_MIN_LENGTH, PET_STATUSES, PetStatus } from '@app/catalog';
-import { IsOptional, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
+import { IsOptional, MemoizedQuery, SAFE_ID_TEXT, SAFE_NAME_PATTERN, SafeName } from '@app/errors';
 import { references } from '../openapi/api-errors.decorator';
 import { CommaSeparatedIds, IntParam, MAX_PAGE_SIZE, PageQuery } from '../common/pagination';
 import { EventPayloadSchema } from '../openapi/event-payloads';
@@ -83,6 +83,7 @@ export class PetSchema {
   @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus', description: STATUS_DOC }) status!: PetStatus;
 }
 
+@MemoizedQuery()
 export class PetListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: PET_STATUSES, enumName: 'PetStatus' })
   @IsOptional()
