@@ -9,7 +9,7 @@ import { LostJobSource, PartitionedHistory, RetentionSource, retentionQueries, S
 import { MessagesModule, newMessageId } from '@app/messages';
 import { StoreModule } from '@app/store';
 import { UsageModule } from '@app/usage';
-import { WebhooksModule } from '@app/webhooks';
+import { webhookDeliveryQueries, WebhooksModule } from '@app/webhooks';
 import { featureModules, newAccount } from './feature-modules';
 
 interface PlanNode {
@@ -39,6 +39,7 @@ describe('the plans of the sweep and retention queries', () => {
   let app: INestApplicationContext;
   let db: DataSource;
   let accountId: number;
+  let neighbour: number;
 
   const sources = <T>(marker: { KEY: string }) =>
     app
@@ -96,6 +97,7 @@ describe('the plans of the sweep and retention queries', () => {
           lockTimeoutMs: 2_000,
         });
     accountId = await newAccount(app);
+    neighbour = await newAccount(app);
     // 20,000 finished messages, fanned-out events and delivered deliveries, older than any
     // retention: what the sweep must not read, and what retention drops with their partitions.
     // The messages' ids are 400 days old, the events' and deliveries' ids those of the current hour.
@@ -199,6 +201,48 @@ describe('the plans of the sweep and retention queries', () => {
       }
     }
   });
+
+  // After a worker outage every account's events wait: an account's page must not walk the others' (quadratic recovery).
+  it.each(['force_generic_plan', 'force_custom_plan'])(
+    "the pending fan-out's page reads only its account's pending events, through their index (%s)",
+    async (mode) => {
+      try {
+        // The neighbour's 20,000 pending events are older: first in (created_at, id) order over every account.
+        await db.query(
+          `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, created_at)
+           SELECT a, 'pet.created', 'pet', g::text, 1, '{}', false,
+                  CASE WHEN a = $1 THEN now() - interval '1 minute' ELSE now() - interval '1 hour' END
+             FROM generate_series(1, 20000) g, unnest(ARRAY[$1, $2]::bigint[]) a WHERE a = $2 OR g <= 150`,
+          [accountId, neighbour],
+        );
+        await db.query('ANALYZE events');
+        const byAccount: { relname: string }[] = await db.query(
+          `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = to_regclass('events_account_not_fanned_out_due')`,
+        );
+        const q = webhookDeliveryQueries.fanOutPending(accountId, 100);
+        const page = await plan(q.text, [...q.values], mode);
+        // The page's scans (the update's are by the primary key): each a partition's piece of the account's index.
+        const pending = page.filter((n) => ofTable('events')(n) && n['Index Name']?.endsWith('_pkey') === false);
+        expect(pending.length).toBeGreaterThan(0);
+        for (const scan of pending) {
+          const seen = { index: scan['Index Name'], cond: scan['Index Cond'] };
+          const ofTheIndex = byAccount.some((i) => i.relname === scan['Index Name']);
+          expect({ ...seen, ofTheIndex }).toEqual({
+            ...seen,
+            ofTheIndex: true,
+            cond: expect.stringContaining('account_id = '),
+          });
+        }
+        expectIndexedAndNarrow('events', page, 100);
+      } finally {
+        await db.query(`DELETE FROM events WHERE account_id = $1 OR (account_id = $2 AND NOT fanned_out)`, [
+          neighbour,
+          accountId,
+        ]);
+      }
+    },
+  );
 
   it('reads one message by id in one partition only', async () => {
     const [{ id }] = await db.query(`SELECT id FROM messages WHERE account_id = $1 ORDER BY id DESC LIMIT 1`, [

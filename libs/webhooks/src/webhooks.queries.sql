@@ -83,8 +83,8 @@ WITH page AS (
   SELECT e.id, e.account_id FROM events e WHERE e.account_id = $1 AND NOT e.fanned_out
   ORDER BY e.created_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED),
   fanned AS (
-  UPDATE events e SET fanned_out = true FROM page p
-  WHERE e.id = p.id AND e.account_id = p.account_id AND NOT e.fanned_out
+  UPDATE events e SET fanned_out = true
+  WHERE e.account_id = $3 AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
   RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
   delivered AS (INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent

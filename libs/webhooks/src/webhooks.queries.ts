@@ -218,15 +218,16 @@ export const webhookDeliveryQueries = {
   ${raw(DELIVERIES_OF_FANNED)}`,
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
-   * delivery with the page's event count, or one row of nulls but the count when the page made none.
+   * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
+   * the page's rows by key: joined to the page, a generic plan hashed every account's pending events (decisions.md).
    */
   fanOutPending: (accountId: number, limit: number) =>
     sql`WITH page AS (
     SELECT e.id, e.account_id FROM events e WHERE e.account_id = ${accountId} AND NOT e.fanned_out
      ORDER BY e.created_at, e.id LIMIT ${limit} FOR UPDATE SKIP LOCKED),
   fanned AS (
-    UPDATE events e SET fanned_out = true FROM page p
-     WHERE e.id = p.id AND e.account_id = p.account_id AND NOT e.fanned_out
+    UPDATE events e SET fanned_out = true
+     WHERE e.account_id = ${accountId} AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
   delivered AS (${raw(DELIVERIES_OF_FANNED)})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)

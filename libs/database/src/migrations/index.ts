@@ -18,6 +18,7 @@ import { PartitionedHistory1764400000000 } from './1764400000000-partitioned-his
 import { ExplicitPartitionRanges1764500000000 } from './1764500000000-explicit-partition-ranges';
 import { TenantLeadingKeys1764600000000 } from './1764600000000-tenant-leading-keys';
 import { WebhookCreatedByAdmin1764700000000 } from './1764700000000-webhook-created-by-admin';
+import { PendingEventsByAccount1764800000000 } from './1764800000000-pending-events-by-account';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   ExplicitPartitionRanges1764500000000,
   TenantLeadingKeys1764600000000,
   WebhookCreatedByAdmin1764700000000,
+  PendingEventsByAccount1764800000000,
 ];
