@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--build dist/apps/api/src/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--alloc [--survivors]] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -23,7 +23,9 @@ const BUILD = option('--build', 'dist/apps/api/src/main.js');
 /** Profile baseline C (bench/servers/baseline-io.ts) instead: the same I/O in bare Nest. */
 const BASELINE = argv.includes('--baseline');
 /** Sample allocations (collected ones included) through the inspector instead of the CPU profiler. */
-const ALLOC = argv.includes('--alloc');
+/** With --alloc: only what survived a scavenge (promoted to the old generation, collected there or not). */
+const SURVIVORS = argv.includes('--survivors');
+const ALLOC = argv.includes('--alloc') || SURVIVORS;
 const INSPECT_PORT = 9339 + (process.pid % 500);
 const WEBHOOKS = Number(option('--webhooks', '5000'));
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
@@ -125,7 +127,7 @@ class AllocationSampling {
     await s.call('HeapProfiler.startSampling', {
       samplingInterval: 1024,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: !SURVIVORS,
     });
     return s;
   }
