@@ -3,7 +3,9 @@ import type { Response } from 'express';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 
-const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
+// Connection failures, shutdown, too many connections; a statement cancelled by its timeout (57014) or a lock
+// wait over lock_timeout (55P03): an overloaded database, which a retry later may find free.
+const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300|57014|55P03)/;
 const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 export function isUnavailableError(err: unknown): boolean {
