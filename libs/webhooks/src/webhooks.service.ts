@@ -232,6 +232,13 @@ export class WebhooksService {
     });
   }
 
+  /** The checks of the key resend() (with `deliveryId`) and recover() make, same errors: before a replay of their answer. */
+  async authorize(accountId: number, webhookId: number, scopes: readonly string[], deliveryId?: number): Promise<void> {
+    const manager = this.dataSource.manager;
+    await this.find(manager, accountId, webhookId, scopes);
+    if (deliveryId !== undefined) await this.deliveryEventType(manager, accountId, webhookId, deliveryId, scopes);
+  }
+
   /** A key without `admin` is not shown the admin-only webhooks (they still count towards the quota). */
   async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
     const rows = await preparedQuery<Webhook>(
