@@ -124,6 +124,46 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(again.body).toEqual(message.body);
   });
 
+  describe('an admin’s answer about an admin-only webhook, asked for again by a key without admin', () => {
+    /** An admin-only webhook (made by an admin key) with a test delivery, and a read/write key of the account. */
+    async function adminOnlyHook() {
+      const rw = http.withKey((await http.post('/v1/keys', { name: 'rw', scopes: ['read', 'write'] })).body.secret);
+      // No worker runs in this file: the test delivery is only a row to resend, nothing is sent.
+      const hook = await http.post('/v1/webhooks', { url: 'https://93.184.216.34/idem-admin', events: ['pet.created'] });
+      const delivery = await http.post(`/v1/webhooks/${hook.body.id}/test`);
+      return { rw, path: `/v1/webhooks/${hook.body.id}`, deliveryId: delivery.body.id as number };
+    }
+
+    it('refuses a resend replay with the 403 the resend itself gives; the admin key still gets its replay', async () => {
+      const { rw, path, deliveryId } = await adminOnlyHook();
+      const url = `${path}/deliveries/${deliveryId}/resend`;
+      const headers = { 'Idempotency-Key': randomUUID() };
+      const first = await http.post(url, undefined, { headers });
+      expect(first.status).toBe(202);
+
+      const stolen = await rw.post(url, undefined, { headers });
+      expectErrorBody(stolen, 403, 'insufficient_scope');
+      expect(stolen.body).toEqual((await rw.post(url)).body);
+      const again = await http.post(url, undefined, { headers });
+      expect({ status: again.status, replayed: replayed(again), body: again.body }).toEqual({
+        status: 202,
+        replayed: 'true',
+        body: first.body,
+      });
+    });
+
+    it('refuses a recover replay with the 403 the recover itself gives', async () => {
+      const { rw, path } = await adminOnlyHook();
+      const body = { since: '2020-01-01T00:00:00Z' };
+      const headers = { 'Idempotency-Key': randomUUID() };
+      expect((await http.post(`${path}/recover`, body, { headers })).status).toBe(202);
+
+      const stolen = await rw.post(`${path}/recover`, body, { headers });
+      expectErrorBody(stolen, 403, 'insufficient_scope');
+      expect(stolen.body).toEqual((await rw.post(`${path}/recover`, body)).body);
+    });
+  });
+
   it('answers 409 idempotency_key_in_use while the first request is still running', async () => {
     const key = randomUUID();
     const pg = new Client({ connectionString: api.config.databaseUrl });

@@ -4,12 +4,15 @@ import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../s
 import { eventually, HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
 import { WebhookReceiver } from '@app/testing';
+import type { PublicEvent } from '@app/events';
+import { SseClient } from '../support/sse-client';
 
 /**
  * Issue 43: a read/write key redirected an admin's api_key.* webhook to itself (PATCH events, PATCH url, resend)
  * and could delete it. A webhook receiving api_key.* events, or made by an admin key, is the admin's alone.
  */
-const ENV = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WEBHOOK_BACKOFF_MS: '100' };
+// A webhook whose receiver keeps failing is disabled within seconds (webhook.disabled).
+const ENV = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WEBHOOK_BACKOFF_MS: '100', WEBHOOK_MAX_AGE_SECONDS: '2' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -23,9 +26,10 @@ describe('webhooks only an admin key manages', () => {
   let api: RunningApi;
   let worker: INestApplicationContext;
   const receivers: WebhookReceiver[] = [];
+  const streams: SseClient[] = [];
 
-  async function receiver(): Promise<WebhookReceiver> {
-    const r = await new WebhookReceiver().start();
+  async function receiver(status = 200): Promise<WebhookReceiver> {
+    const r = await new WebhookReceiver(() => status).start();
     receivers.push(r);
     return r;
   }
@@ -59,7 +63,12 @@ describe('webhooks only an admin key manages', () => {
     worker = await startWorker(ENV);
   });
   afterAll(() =>
-    closeAll([() => Promise.all(receivers.map((r) => r.close())), () => worker?.close(), () => api?.close()]),
+    closeAll([
+      () => Promise.all(streams.map((c) => c.close())),
+      () => Promise.all(receivers.map((r) => r.close())),
+      () => worker?.close(),
+      () => api?.close(),
+    ]),
   );
 
   it('a read/write key cannot take over an admin’s api_key.* webhook: PATCH events, PATCH url and resend are 403, its receiver gets nothing', async () => {
@@ -192,5 +201,107 @@ describe('webhooks only an admin key manages', () => {
     expect(await excerpts()).toEqual([]);
     const left = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`, [hook.id]);
     expect(left[0].n).toBe(0);
+  });
+
+  describe('webhook.disabled of an admin-only webhook', () => {
+    /** An admin-only webhook and one of the read/write key, both disabled (a category.created they could not take). */
+    async function disableBoth(admin: HttpClient, rw: HttpClient): Promise<{ adminOnly: Hook; own: Hook }> {
+      const adminOnly = await subscribe(admin, (await receiver(500)).url, ['category.created']);
+      const own = await subscribe(rw, (await receiver(500)).url, ['category.created']);
+      expect((await rw.post('/v1/categories', { name: `dead ends ${adminOnly.id}` })).status).toBe(201);
+      await eventually(async () => {
+        const list = (await admin.get('/v1/webhooks')).body as { id: number; status: string }[];
+        return list.filter((w) => [adminOnly.id, own.id].includes(w.id) && w.status === 'disabled').length === 2;
+      });
+      return { adminOnly, own };
+    }
+
+    const disabledOf = (events: PublicEvent[]) =>
+      events
+        .filter((e) => e.type === 'webhook.disabled')
+        .map((e) => Number(e.resourceId))
+        .sort((a, b) => a - b);
+
+    it('is in the events feed of admin keys alone, with the whole webhook; the others’ own webhook.disabled as before', async () => {
+      const { admin, rw } = await keys();
+      const { adminOnly, own } = await disableBoth(admin, rw);
+
+      expect(disabledOf((await rw.get('/v1/events')).body)).toEqual([own.id]);
+      expect(disabledOf((await rw.get('/v1/events?type=webhook.disabled')).body)).toEqual([own.id]);
+      const seen = (await admin.get<PublicEvent[]>('/v1/events?type=webhook.disabled')).body;
+      expect(disabledOf(seen)).toEqual([adminOnly.id, own.id]);
+      const event = seen.find((e) => Number(e.resourceId) === adminOnly.id)!;
+      expect(event.data).toEqual((await admin.get(`/v1/webhooks/${adminOnly.id}`)).body);
+    });
+
+    it('reaches the live stream and the backlog of admin keys alone', async () => {
+      const { admin, rw } = await keys();
+      const open = async (key: string, headers: Record<string, string> = {}) => {
+        const client = await SseClient.open(api.url, key, '?type=webhook.disabled', headers);
+        streams.push(client);
+        expect(client.status).toBe(200);
+        return client;
+      };
+      const adminLive = await open(admin.defaultKey!);
+      const rwLive = await open(rw.defaultKey!);
+      const { adminOnly, own } = await disableBoth(admin, rw);
+
+      await adminLive.waitForEvents(2);
+      await rwLive.waitForEvents(1);
+      await sleep(300);
+      expect(disabledOf(adminLive.events)).toEqual([adminOnly.id, own.id]);
+      expect(disabledOf(rwLive.events)).toEqual([own.id]);
+      const [first] = (await rw.get<PublicEvent[]>('/v1/events')).body;
+      const rwBacklog = await open(rw.defaultKey!, { 'Last-Event-ID': String(first.id) });
+      await rwBacklog.waitForEvents(1);
+      await sleep(300);
+      expect(disabledOf(rwBacklog.events)).toEqual([own.id]);
+    });
+
+    it('is delivered to admin-only webhooks alone', async () => {
+      const { admin, rw } = await keys();
+      const adminWatch = await receiver();
+      const rwWatch = await receiver();
+      await subscribe(admin, adminWatch.url, ['webhook.disabled']);
+      await subscribe(rw, rwWatch.url, ['webhook.disabled']);
+      const { adminOnly, own } = await disableBoth(admin, rw);
+
+      const types = (r: WebhookReceiver) => disabledOf(r.requests.map((q) => JSON.parse(q.body) as PublicEvent));
+      await eventually(async () => types(adminWatch).length === 2 && types(rwWatch).length >= 1);
+      await sleep(500);
+      expect(types(adminWatch)).toEqual([adminOnly.id, own.id]);
+      expect(types(rwWatch)).toEqual([own.id]);
+    });
+
+    it('is not sent again to a webhook no longer admin-only, which a key without admin may point elsewhere', async () => {
+      const { admin, rw } = await keys();
+      const attacker = await receiver();
+      const hook = await subscribe(rw, (await receiver()).url, ['webhook.disabled']);
+      const path = `/v1/webhooks/${hook.id}`;
+      expect((await admin.patch(path, { events: ['webhook.disabled', 'api_key.banned'] })).status).toBe(200);
+      const { adminOnly } = await disableBoth(admin, rw);
+      const event = (await admin.get<PublicEvent[]>('/v1/events?type=webhook.disabled')).body.find(
+        (e) => Number(e.resourceId) === adminOnly.id,
+      )!;
+      const received = await eventually(async () =>
+        ((await admin.get(`${path}/deliveries`)).body as { id: number; eventId: number; status: string }[]).find(
+          (d) => d.eventId === event.id && d.status === 'delivered',
+        ),
+      );
+      expect((await admin.patch(path, { events: ['webhook.disabled'] })).status).toBe(200);
+
+      expect((await rw.patch(path, { url: attacker.url })).status).toBe(200);
+      const resent = await rw.post(`${path}/deliveries/${received.id}/resend`);
+      expect(resent.status).toBe(202);
+      const settled = await eventually(async () =>
+        ((await admin.get(`${path}/deliveries`)).body as { id: number; status: string }[]).find(
+          (d) => d.id === resent.body.id && d.status !== 'pending',
+        ),
+      );
+      expect(attacker.requests).toEqual([]);
+      expect(settled).toEqual(
+        expect.objectContaining({ status: 'failed', attempts: 0, lastError: 'event only for admin-only webhooks' }),
+      );
+    });
   });
 });

@@ -34,4 +34,6 @@ export interface NewDomainEvent {
   resourceId: string | number;
   /** Snapshot of the resource after the change (for deletions, before it). */
   data: object;
+  /** Only where ADMIN_EVENT_TYPES go (admin keys, admin-only webhooks): its data is an admin-only resource's. */
+  adminOnly?: boolean;
 }

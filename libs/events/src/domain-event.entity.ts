@@ -36,4 +36,8 @@ export class DomainEventEntity {
 
   @Column('text', { nullable: true })
   traceparent!: string | null;
+
+  /** Shown and delivered as ADMIN_EVENT_TYPES are, whatever its type (NewDomainEvent.adminOnly). */
+  @Column('boolean', { name: 'admin_only', default: false })
+  adminOnly!: boolean;
 }

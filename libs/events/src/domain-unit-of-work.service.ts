@@ -6,8 +6,8 @@ import { DomainEventEntity } from './domain-event.entity';
 import { eventQueries } from './events.queries';
 import { NewDomainEvent } from './domain-event-types';
 import { FanOutPendingEventsJob } from './event.jobs';
-import { LiveEvents } from './live-events';
-import { PublicEvent, toPublicEvent } from './views';
+import { LiveEvent, LiveEvents } from './live-events';
+import { toPublicEvent } from './views';
 
 export interface DomainEventEmitter {
   emit(event: NewDomainEvent): Promise<void>;
@@ -22,7 +22,7 @@ export type Tx = UnitOfWorkTx & DomainEventEmitter;
 export class DomainUnitOfWork {
   private readonly events: UnitOfWorkExtension<DomainEventEmitter> = {
     open: (tx) => {
-      const emitted: (PublicEvent & { accountId: number })[] = [];
+      const emitted: LiveEvent[] = [];
       const emitMany: DomainEventEmitter['emitMany'] = async (events) => {
         if (!events.length) return;
         // The event's delivery continues the trace that emitted it, also when the sweep re-enqueues it.
@@ -31,7 +31,7 @@ export class DomainUnitOfWork {
         // One fan-out job per account takes all of its events (as it does those of other units recorded meanwhile).
         const fanOut = new Map<number, DomainEventEntity>();
         for (const row of rows) {
-          emitted.push({ ...toPublicEvent(row), accountId: row.accountId });
+          emitted.push({ ...toPublicEvent(row), accountId: row.accountId, adminOnly: row.adminOnly });
           if (!row.fannedOut && !fanOut.has(row.accountId)) fanOut.set(row.accountId, row);
         }
         for (const row of fanOut.values())

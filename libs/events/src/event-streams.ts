@@ -58,8 +58,8 @@ export class EventStream implements LiveSink {
     private readonly onEnd: (stream: EventStream) => void,
   ) {}
 
-  deliver(event: PublicEvent): void {
-    if (this.ended || !passes(this.filter, event.type)) return;
+  deliver(event: PublicEvent, adminOnly: boolean): void {
+    if (this.ended || !passes(this.filter, event.type, adminOnly)) return;
     if (this.pending.length >= STREAM_BUFFER_EVENTS) return this.end('behind');
     this.pending.push(event);
     if (this.live) this.pump();

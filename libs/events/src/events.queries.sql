@@ -4,35 +4,37 @@
 WITH input AS (
   SELECT * FROM unnest($1::bigint[], $2::text[],
   $3::text[], $4::text[],
-  $5::jsonb[], $6::text[])
-  WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, n)),
+  $5::jsonb[], $6::text[],
+  $7::boolean[])
+  WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, admin_only, n)),
   seq AS (
   INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)
   SELECT account_id, resource_type, resource_id, 1 FROM input ORDER BY n
   ON CONFLICT (account_id, resource_type, resource_id) DO UPDATE SET last = s.last + 1
   RETURNING account_id, resource_type, resource_id, last),
   inserted AS (
-  INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent)
+  INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent, admin_only)
   SELECT i.account_id, i.type, i.resource_type, i.resource_id, seq.last, i.data,
   NOT EXISTS (SELECT 1 FROM webhooks w
   WHERE w.account_id = i.account_id AND w.status = 'active' AND i.type = ANY (w.events)),
-  i.traceparent
+  i.traceparent, i.admin_only
   FROM input i JOIN seq USING (account_id, resource_type, resource_id)
   ORDER BY i.n
-  RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent)
+  RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent,
+  admin_only)
   SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
-  data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent
+  data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent, admin_only AS "adminOnly"
   FROM inserted ORDER BY id;
 
 -- eventQueries.list
 SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt" FROM events e
-  WHERE e.account_id = $1 AND e.id > $2 AND e.type = $3 AND e.type <> ALL($4::text[]) ORDER BY e.id LIMIT $5;
+  WHERE e.account_id = $1 AND e.id > $2 AND e.type = $3 AND e.type <> ALL($4::text[]) AND NOT e.admin_only ORDER BY e.id LIMIT $5;
 
 -- eventQueries.backlog
 SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt" FROM events e
-  WHERE e.account_id = $1 AND e.id > $2 AND e.type = ANY($3::text[]) AND e.type <> ALL($4::text[]) ORDER BY e.id LIMIT $5;
+  WHERE e.account_id = $1 AND e.id > $2 AND e.type = ANY($3::text[]) AND e.type <> ALL($4::text[]) AND NOT e.admin_only ORDER BY e.id LIMIT $5;
 
 -- eventQueries.latestId
 SELECT e.id FROM events e WHERE e.account_id = $1 ORDER BY e.id DESC LIMIT 1;

@@ -6,7 +6,7 @@ import type { EventFilter, EventListQuery } from './events.service';
 /** For an events table aliased `e`. */
 export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt"`;
-export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent'>;
+export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent' | 'adminOnly'>;
 
 function page(
   accountId: number,
@@ -17,7 +17,7 @@ function page(
   limit: number,
 ): Sql {
   const { where, orderBy } = feedPage('e', 'account_id', accountId, order, after);
-  const notAdmin = adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[])`;
+  const notAdmin = adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[]) AND NOT e.admin_only`;
   return sql`SELECT ${raw(EVENT_COLUMNS)} FROM events e
         WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`;
 }
@@ -29,24 +29,26 @@ export const eventQueries = {
     sql`WITH input AS (
     SELECT * FROM unnest(${events.map((e) => e.accountId)}::bigint[], ${events.map((e) => e.type)}::text[],
       ${events.map((e) => e.resourceType)}::text[], ${events.map((e) => String(e.resourceId))}::text[],
-      ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.traceparent)}::text[])
-      WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, n)),
+      ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.traceparent)}::text[],
+      ${events.map((e) => e.adminOnly ?? false)}::boolean[])
+      WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, admin_only, n)),
   seq AS (
     INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)
     SELECT account_id, resource_type, resource_id, 1 FROM input ORDER BY n
     ON CONFLICT (account_id, resource_type, resource_id) DO UPDATE SET last = s.last + 1
     RETURNING account_id, resource_type, resource_id, last),
   inserted AS (
-    INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent)
+    INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, traceparent, admin_only)
     SELECT i.account_id, i.type, i.resource_type, i.resource_id, seq.last, i.data,
            NOT EXISTS (SELECT 1 FROM webhooks w
                         WHERE w.account_id = i.account_id AND w.status = 'active' AND i.type = ANY (w.events)),
-           i.traceparent
+           i.traceparent, i.admin_only
       FROM input i JOIN seq USING (account_id, resource_type, resource_id)
      ORDER BY i.n
-    RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent)
+    RETURNING id, account_id, type, resource_type, resource_id, sequence, data, created_at, fanned_out, traceparent,
+              admin_only)
   SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
-         data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent
+         data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent, admin_only AS "adminOnly"
     FROM inserted ORDER BY id`,
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   list: (accountId: number, q: EventListQuery) => {

@@ -50,6 +50,9 @@ export class EventsService {
 }
 
 /** The same rule as the backlog's query, for live events. */
-export function passes(filter: EventFilter, type: string): boolean {
-  return (!filter.types.length || filter.types.includes(type)) && (filter.adminEvents || !isAdminEventType(type));
+export function passes(filter: EventFilter, type: string, adminOnly: boolean): boolean {
+  return (
+    (!filter.types.length || filter.types.includes(type)) &&
+    (filter.adminEvents || (!adminOnly && !isAdminEventType(type)))
+  );
 }

@@ -8,8 +8,11 @@ import type { PublicEvent } from './views';
 export const LIVE_EVENTS_CHANNEL = 'petstore:events';
 const LISTEN_TIMEOUT_MS = 2_000;
 
+/** A committed event as published: its account, and whether only admin keys may see it (DomainEventEntity.adminOnly). */
+export type LiveEvent = PublicEvent & { accountId: number; adminOnly: boolean };
+
 export interface LiveSink {
-  deliver(event: PublicEvent): void;
+  deliver(event: PublicEvent, adminOnly: boolean): void;
   /** Messages may have been missed: the stream must resume from the table. */
   lost(): void;
 }
@@ -19,8 +22,10 @@ const publishFailures = new Counter({
   help: 'Committed events not published to the live streams (Redis unreachable); a stream resuming from its last id still gets them',
 });
 
-// `<accountId> <JSON array of events>`: a replica with no stream of the account reads no JSON.
-const messageOf = (accountId: number, events: PublicEvent[]) => `${accountId} ${JSON.stringify(events)}`;
+// `<accountId> <JSON array of events>`: a replica with no stream of the account reads no JSON. Admin-only events go
+// in messages of their own, `<accountId>a ...`, which a replica of a release before them ignores (not a number).
+const ADMIN_ONLY = 'a';
+const messageOf = (head: string, events: PublicEvent[]) => `${head} ${JSON.stringify(events)}`;
 
 /** Committed events to the open streams of every replica: published after commit, at most once (Redis pub/sub). */
 @Injectable()
@@ -34,16 +39,17 @@ export class LiveEvents {
   constructor(private readonly broadcast: RedisBroadcast) {}
 
   /** Best effort, never throws: the events are in the table, where a stream resuming from its last id reads them. */
-  async publish(events: (PublicEvent & { accountId: number })[]): Promise<void> {
-    const byAccount = new Map<number, PublicEvent[]>();
-    for (const { accountId, ...event } of events) {
-      const list = byAccount.get(accountId) ?? [];
-      if (!list.length) byAccount.set(accountId, list);
+  async publish(events: LiveEvent[]): Promise<void> {
+    const byHead = new Map<string, PublicEvent[]>();
+    for (const { accountId, adminOnly, ...event } of events) {
+      const head = adminOnly ? `${accountId}${ADMIN_ONLY}` : String(accountId);
+      const list = byHead.get(head) ?? [];
+      if (!list.length) byHead.set(head, list);
       list.push(event);
     }
     await Promise.all(
-      [...byAccount].map(([accountId, list]) =>
-        this.broadcast.publish(LIVE_EVENTS_CHANNEL, messageOf(accountId, list)).catch((err: Error) => {
+      [...byHead].map(([head, list]) =>
+        this.broadcast.publish(LIVE_EVENTS_CHANNEL, messageOf(head, list)).catch((err: Error) => {
           publishFailures.inc();
           this.logger.warn({ err: { message: err.message }, count: list.length }, 'live events not published');
         }),
@@ -98,10 +104,11 @@ export class LiveEvents {
 
   private dispatch(message: string): void {
     const space = message.indexOf(' ');
-    const sinks = this.sinks.get(Number(message.slice(0, space)));
+    const adminOnly = message[space - 1] === ADMIN_ONLY;
+    const sinks = this.sinks.get(Number(message.slice(0, adminOnly ? space - 1 : space)));
     if (!sinks?.size) return;
     const events = JSON.parse(message.slice(space + 1)) as PublicEvent[];
-    for (const sink of [...sinks]) for (const event of events) sink.deliver(event);
+    for (const sink of [...sinks]) for (const event of events) sink.deliver(event, adminOnly);
   }
 
   // Every open stream may have missed messages: each ends, and its client resumes from the table.

@@ -14,6 +14,7 @@ import { toWebhookView } from './views';
 import {
   DeliveredAttempt,
   DeliveryToSend,
+  isAdminOnlyWebhook,
   Webhook,
   WebhookDelivery,
   webhookDeliveryQueries,
@@ -144,11 +145,18 @@ export class WebhookDeliveryService {
   ): Promise<Sent> {
     const { webhook } = delivery;
     const isTest = delivery.eventId === null;
-    // Tests and resends are asked for: they go to a disabled webhook too.
-    if (webhook.status === 'disabled' && !isTest && delivery.resendOf === null) {
+    // Tests and resends are asked for: they go to a disabled webhook too. An admin-only event's data goes to no
+    // webhook that stopped being admin-only (its api_key.* events dropped): a key without admin may redirect it now.
+    const refused =
+      webhook.status === 'disabled' && !isTest && delivery.resendOf === null
+        ? 'webhook disabled'
+        : delivery.event?.adminOnly && !isAdminOnlyWebhook(webhook)
+          ? 'event only for admin-only webhooks'
+          : null;
+    if (refused) {
       const recorded = this.update(this.dataSource.manager, delivery, {
         status: 'failed',
-        lastError: 'webhook disabled',
+        lastError: refused,
         nextAttemptAt: null,
       });
       return { ok: true, recorded };
@@ -257,6 +265,8 @@ export class WebhookDeliveryService {
       resourceType: 'webhook',
       resourceId: webhook.id,
       data: toWebhookView(disabled),
+      // Its url and events are the admin keys' alone.
+      adminOnly: isAdminOnlyWebhook(disabled),
     });
   }
 }

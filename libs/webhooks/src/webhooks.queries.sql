@@ -68,12 +68,13 @@ WITH input AS (
   fanned AS (
   UPDATE events e SET fanned_out = true FROM input i
   WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
-  RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
+  RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, i.traceparent)
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent
   FROM fanned e
   JOIN webhooks w ON w.account_id = e.account_id
   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+  AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{api_key.created,api_key.revoked,api_key.rotated,api_key.banned}'::text[])
   ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
   (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs";
@@ -85,12 +86,13 @@ WITH page AS (
   fanned AS (
   UPDATE events e SET fanned_out = true
   WHERE e.account_id = $3 AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
-  RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
+  RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent
   FROM fanned e
   JOIN webhooks w ON w.account_id = e.account_id
   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+  AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{api_key.created,api_key.revoked,api_key.rotated,api_key.banned}'::text[])
   ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
   (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs")
@@ -168,7 +170,7 @@ SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_i
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
   (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
-  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2;
+  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2;
 
 -- webhookDeliveryQueries.batchToSend
 SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
@@ -180,7 +182,7 @@ SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_i
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
   (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
-  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d
+  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AND d.created_at = timestamptz 'epoch' + $3::bigint * interval '1 microsecond'
   AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
   ORDER BY d.id;

@@ -1,5 +1,5 @@
 import { FeedOrder, feedPage, JsonRow, raw, Sql, sql } from '@app/database';
-import { DomainEvent, EVENT_COLUMNS } from '@app/events';
+import { ADMIN_EVENT_TYPES, DomainEvent, DomainEventEntity, EVENT_COLUMNS, isAdminEventType } from '@app/events';
 import { retentionQueries } from '@app/jobs';
 import type { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
 import type { WebhookDeliveryEntity } from './webhook-delivery.entity';
@@ -13,6 +13,10 @@ const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.d
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin"`;
 export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
+
+/** Only `admin` keys see and change it (`list` asks the same in SQL). */
+export const isAdminOnlyWebhook = (w: Pick<Webhook, 'createdByAdmin' | 'events'>): boolean =>
+  w.createdByAdmin || w.events.some(isAdminEventType);
 
 /** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
 const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
@@ -122,15 +126,23 @@ export interface DeliveryToSend extends WebhookDelivery {
   traceparent: string | null;
   webhook: Pick<
     WebhookEntity,
-    'id' | 'accountId' | 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'
+    | 'id'
+    | 'accountId'
+    | 'url'
+    | 'status'
+    | 'secret'
+    | 'previousSecret'
+    | 'previousSecretExpiresAt'
+    | 'createdByAdmin'
+    | 'events'
   >;
   /** Null for a test delivery. */
-  event: JsonRow<DomainEvent> | null;
+  event: JsonRow<DomainEvent & Pick<DomainEventEntity, 'adminOnly'>> | null;
 }
 
 const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent,
     (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS} FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
+    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS}, e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
 
 /** A fan-out batch's time (DeliverWebhookBatchJob's createdAtUs) as a timestamp. */
 const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
@@ -193,12 +205,16 @@ const FAILED_SINCE = `failed_chains AS (
     SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
      WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
 
-/** The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded. */
+/**
+ * The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded; of an
+ * admin-only event, only to admin-only webhooks (isAdminOnlyWebhook; the types are constants, not input).
+ */
 const DELIVERIES_OF_FANNED = `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent
     FROM fanned e
     JOIN webhooks w ON w.account_id = e.account_id
    WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
+     AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{${ADMIN_EVENT_TYPES.join(',')}}'::text[])
    ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
     ${CREATED_AT_US}`;
@@ -214,7 +230,7 @@ export const webhookDeliveryQueries = {
   fanned AS (
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
-    RETURNING e.id, e.account_id, e.type, e.created_at, i.traceparent)
+    RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, i.traceparent)
   ${raw(DELIVERIES_OF_FANNED)}`,
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
@@ -228,7 +244,7 @@ export const webhookDeliveryQueries = {
   fanned AS (
     UPDATE events e SET fanned_out = true
      WHERE e.account_id = ${accountId} AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
-    RETURNING e.id, e.account_id, e.type, e.created_at, e.traceparent),
+    RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (${raw(DELIVERIES_OF_FANNED)})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
     LEFT JOIN delivered x ON true ORDER BY x.id`,

@@ -12,6 +12,7 @@ import { toWebhookView, WebhookView } from './views';
 import { DeliverWebhookJob } from './webhook.jobs';
 import {
   DeliveryAttemptRow,
+  isAdminOnlyWebhook,
   RecoverScope,
   Webhook,
   webhookAttemptQueries,
@@ -232,6 +233,13 @@ export class WebhooksService {
     });
   }
 
+  /** The checks of the key resend() (with `deliveryId`) and recover() make, same errors: before a replay of their answer. */
+  async authorize(accountId: number, webhookId: number, scopes: readonly string[], deliveryId?: number): Promise<void> {
+    const manager = this.dataSource.manager;
+    await this.find(manager, accountId, webhookId, scopes);
+    if (deliveryId !== undefined) await this.deliveryEventType(manager, accountId, webhookId, deliveryId, scopes);
+  }
+
   /** A key without `admin` is not shown the admin-only webhooks (they still count towards the quota). */
   async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
     const rows = await preparedQuery<Webhook>(
@@ -349,16 +357,13 @@ export class WebhooksService {
   ): Promise<Webhook> {
     const [w] = await preparedQuery<Webhook>(manager, webhookQueries.find(accountId, webhookId, lock));
     if (!w) throw ApiError.notFound('Webhook');
-    if (isAdmin(scopes)) return w;
+    if (isAdmin(scopes) || !isAdminOnlyWebhook(w)) return w;
     const keyEvents = w.events.filter(isAdminEventType);
-    if (keyEvents.length || w.createdByAdmin) {
-      const why = keyEvents.length ? `receives ${keyEvents.join(', ')}` : 'was made by a key with the admin scope';
-      throw new ApiError(
-        'insufficient_scope',
-        `This webhook ${why}: only a key with the admin scope reads or changes it, and this API key lacks it`,
-      );
-    }
-    return w;
+    const why = keyEvents.length ? `receives ${keyEvents.join(', ')}` : 'was made by a key with the admin scope';
+    throw new ApiError(
+      'insufficient_scope',
+      `This webhook ${why}: only a key with the admin scope reads or changes it, and this API key lacks it`,
+    );
   }
 
   /** The event type of a delivery of this webhook; one of an api_key.* event needs `admin`. */

@@ -26,7 +26,8 @@ function headersAddedSince(res: Response, before: Headers): Headers {
 export class IdempotencyService {
   constructor(private readonly store: IdempotencyStore) {}
 
-  async run<T>(res: Response, work: () => Promise<T>): Promise<T> {
+  /** `authorize`: the checks `work` makes of the API key, passed (or their error thrown) before another key's answer replays. */
+  async run<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
     const req = res.req;
     const key = readIdempotencyKey(req.headers[IDEMPOTENCY_HEADER.toLowerCase()]);
     const auth = res.locals.auth;
@@ -56,6 +57,8 @@ export class IdempotencyService {
             'only that key may see again; use a new key',
         );
       }
+      // Another key gets only what asking would give it: an admin key's answer about an admin-only webhook is not its.
+      if (authorize && claim.keyId !== auth.keyId) await authorize();
       return this.replay(res, claim.response) as T;
     }
 

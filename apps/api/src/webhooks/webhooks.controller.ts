@@ -155,7 +155,11 @@ export class WebhooksController {
     @Param('deliveryId', ParseIdPipe) deliveryId: number,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeliveryView> {
-    return this.idempotency.run(res, () => this.webhooks.resend(auth.accountId, webhookId, deliveryId, auth.scopes));
+    return this.idempotency.run(
+      res,
+      () => this.webhooks.resend(auth.accountId, webhookId, deliveryId, auth.scopes),
+      () => this.webhooks.authorize(auth.accountId, webhookId, auth.scopes, deliveryId),
+    );
   }
 
   @Post(':webhookId/recover')
@@ -169,7 +173,11 @@ export class WebhooksController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<RecoverResult> {
     const since = sinceOf(body);
-    return this.idempotency.run(res, () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes));
+    return this.idempotency.run(
+      res,
+      () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes),
+      () => this.webhooks.authorize(auth.accountId, webhookId, auth.scopes),
+    );
   }
 
   @Post(':webhookId/test')

@@ -19,6 +19,7 @@ import { ExplicitPartitionRanges1764500000000 } from './1764500000000-explicit-p
 import { TenantLeadingKeys1764600000000 } from './1764600000000-tenant-leading-keys';
 import { WebhookCreatedByAdmin1764700000000 } from './1764700000000-webhook-created-by-admin';
 import { PendingEventsByAccount1764800000000 } from './1764800000000-pending-events-by-account';
+import { AdminOnlyEvents1764900000000 } from './1764900000000-admin-only-events';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   TenantLeadingKeys1764600000000,
   WebhookCreatedByAdmin1764700000000,
   PendingEventsByAccount1764800000000,
+  AdminOnlyEvents1764900000000,
 ];
