@@ -134,6 +134,24 @@ describe('per-plan rate limiting', () => {
     }
   });
 
+  it("judges each call of a turn by its own limits when a subject's limits change between them", async () => {
+    const limiter = api.app.get(PlanRateLimiter);
+    const now = freshMinute() + 5_000;
+    const subject = { bucket: `a:limits-${now}`, banKey: 'k1', plan: 'free' };
+    const calls = [
+      ...Array.from({ length: 3 }, () => limiter.consume(subject, { perMinute: 2, perDay: 1_000 }, now)),
+      ...Array.from({ length: 2 }, () => limiter.consume(subject, { perMinute: 10, perDay: 1_000 }, now)),
+    ];
+    const decisions = await Promise.all(calls);
+    expect(decisions.map((d) => [d.outcome, d.minute.used])).toEqual([
+      ['admitted', 1],
+      ['admitted', 2],
+      ['limited', 2],
+      ['admitted', 3],
+      ['admitted', 4],
+    ]);
+  });
+
   it('splits a turn of more than MAX_BATCH calls of one account into several script calls, still in order', async () => {
     const limiter = api.app.get(PlanRateLimiter);
     const spy = jest.spyOn(api.app.get<Redis>(REDIS), RATE_LIMIT_COMMAND);

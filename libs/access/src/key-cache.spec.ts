@@ -21,6 +21,21 @@ describe('KeyCache', () => {
     expect(cache.size).toBe(3);
   });
 
+  it("forgets an account's least recently used entry at its cap, not its oldest inserted", () => {
+    const cache = new KeyCache<{ accountId: number }>(100, 2);
+    cache.set('k1', entry(1));
+    cache.set('k2', entry(1));
+    cache.set('other', entry(2));
+    cache.get('k1');
+    cache.set('k3', entry(1));
+    expect([cache.get('k1'), cache.get('k2'), cache.get('k3'), cache.get('other')]).toEqual([
+      entry(1),
+      undefined,
+      entry(1),
+      entry(2),
+    ]);
+  });
+
   it('drops what deleteWhere picks', () => {
     const cache = new KeyCache<{ accountId: number }>(100, 10);
     cache.set('a', entry(1));

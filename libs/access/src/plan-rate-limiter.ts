@@ -4,8 +4,8 @@ import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
 import { countRedisError, REDIS, RedisClient, whenReady } from '@app/redis';
 import { Limits } from './plan-limits';
-import { decide, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
-import { RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
+import { dayResetOf, decide, minuteResetOf, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
+import { ARGS_PER_CALL, KEYS_PER_CALL, RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
 import { banFlagKey, bucketTag, RateLimitSubject } from './rate-limit-subject';
 import { UsageIndex, usageHashKey } from './usage-counters';
 
@@ -17,30 +17,51 @@ declare module 'ioredis' {
   }
 }
 
+/** A subject's keys and its arguments that a call does not change, made once a minute (layout: rate-limit.lua.ts). */
+interface Prepared {
+  keys: string[];
+  /** The usage hash (the last key); noted only for a key's calls. */
+  usageKey: string;
+  keyId: string;
+  /** The last limits seen, as arguments: replaced, never changed, when they differ (calls in flight hold them). */
+  limitArgs: string[];
+  perMinute: number;
+  perDay: number;
+}
+
 interface QueuedCall {
   subject: RateLimitSubject;
   limits: Limits;
   nowMs: number;
   mode: 'consume' | 'peek';
-  /** Shared by the subject's calls of one minute: never changed. */
-  keys: string[];
-  args: (string | number)[];
+  /** Shared by the subject's calls of one minute. */
+  prepared: Prepared;
+  /** Its limits as arguments, held apart: another call may bring the subject new ones. */
+  limitArgs: string[];
   resolve: (decision: RateLimitDecision) => void;
 }
 
-const decisions = new Counter({
+const OUTCOMES = ['admitted', 'limited', 'banned'] as const;
+// Decisions by plan, then by outcome, handed to the counter when it is read (registered, read only through the
+// registry): inc() hashes its labels into a new string on every call.
+const tallies = new Map<string, number[]>();
+new Counter({
   name: 'petstore_rate_limit_decisions_total',
   help: 'Rate limiter decisions by outcome and plan',
   labelNames: ['outcome', 'plan'] as const,
+  collect() {
+    for (const [plan, counts] of tallies) {
+      for (let i = 0; i < OUTCOMES.length; i++) if (counts[i]) this.inc({ outcome: OUTCOMES[i], plan }, counts[i]);
+      counts.fill(0);
+    }
+  },
 });
 const PROBE_MS = 1_000;
-// Positions in a call's keys and arguments (rate-limit.lua.ts).
-const USAGE_KEY = 5;
-const USAGE_ARG = 9;
 // A 429 takes this long to be read: refusals sooner after the first are not strikes.
 export const STRIKE_GRACE_MS = 1_000;
+const GRACE = String(STRIKE_GRACE_MS);
 const MAX_FALLBACK_BUCKETS = 100_000;
-// A turn can hold thousands of calls; each spreads 14 values as arguments, which must stay far
+// A turn can hold thousands of calls; each spreads 16 values as arguments, which must stay far
 // below V8's argument limit (a RangeError would send the whole batch to the fallback).
 export const MAX_BATCH = 500;
 // Subjects whose keys are kept within a minute (a flood of client addresses starts the set again).
@@ -66,14 +87,23 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private probeAtMs = 0;
   // By bucket; sent when the turn's I/O callbacks have all run.
   private readonly queued = new Map<string, QueuedCall[]>();
-  private readonly keys = new Map<string, string[]>();
-  private keysMinute = 0;
+  // By bucket, then ban key: no string made per call to find them.
+  private readonly prepared = new Map<string, Map<string, Prepared>>();
+  private preparedCount = 0;
+  private preparedMinute = 0;
+  private readonly banStrikes: string;
+  private readonly banMs: string;
+  // The arguments that change with the clock, shared by the calls of one millisecond.
+  private clockMs = -1;
+  private clockArgs = ['', '', ''];
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly config: AppConfig,
     private readonly usage: UsageIndex,
   ) {
+    this.banStrikes = String(config.rateLimit.banStrikes);
+    this.banMs = String(config.rateLimit.banSeconds * 1000);
     if (!this.redis[RATE_LIMIT_COMMAND]) {
       this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
       // Auto-pipelining would hold each batch back one more turn; ioredis reads this list at each call.
@@ -106,95 +136,107 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     if (this.degraded && (Date.now() < this.probeAtMs || this.redis.status !== 'ready')) {
       return Promise.resolve(this.counted(this.fallback(subject.bucket, limits, nowMs, mode), subject, mode));
     }
-    const resets = windowResets(nowMs);
+    const prepared = this.preparedFor(subject, limits, nowMs);
+    const limitArgs = prepared.limitArgs;
     return new Promise<RateLimitDecision>((resolve) =>
-      this.enqueue(subject.bucket, {
-        subject,
-        limits,
-        nowMs,
-        mode,
-        keys: this.keysOf(subject, resets.minute, resets.day),
-        args: [
-          limits.perMinute,
-          limits.perDay,
-          resets.minute - nowMs,
-          resets.day - nowMs,
-          this.config.rateLimit.banStrikes,
-          this.config.rateLimit.banSeconds * 1000,
-          mode,
-          nowMs,
-          STRIKE_GRACE_MS,
-          subject.keyId ?? '',
-        ],
-        resolve,
-      }),
+      this.enqueue(subject.bucket, { subject, limits, nowMs, mode, prepared, limitArgs, resolve }),
     );
   }
 
   private counted(decision: RateLimitDecision, subject: RateLimitSubject, mode: 'consume' | 'peek'): RateLimitDecision {
-    if (mode === 'consume') decisions.inc({ outcome: decision.outcome, plan: subject.plan });
+    if (mode === 'consume') {
+      let counts = tallies.get(subject.plan);
+      if (!counts) tallies.set(subject.plan, (counts = [0, 0, 0]));
+      counts[OUTCOMES.indexOf(decision.outcome)]++;
+    }
     return decision;
   }
 
   // A subject's keys change with the minute only: made once a minute, not on every call.
-  private keysOf(subject: RateLimitSubject, minute: number, day: number): string[] {
-    if (minute !== this.keysMinute || this.keys.size >= MAX_KEY_SETS) {
-      this.keys.clear();
-      this.keysMinute = minute;
+  private preparedFor(subject: RateLimitSubject, limits: Limits, nowMs: number): Prepared {
+    const minute = minuteResetOf(nowMs);
+    if (minute !== this.preparedMinute || this.preparedCount >= MAX_KEY_SETS) {
+      this.prepared.clear();
+      this.preparedCount = 0;
+      this.preparedMinute = minute;
     }
-    const id = `${subject.bucket} ${subject.banKey}`;
-    let keys = this.keys.get(id);
-    if (!keys) {
+    let byBan = this.prepared.get(subject.bucket);
+    if (!byBan) this.prepared.set(subject.bucket, (byBan = new Map()));
+    let p = byBan.get(subject.banKey);
+    if (!p) {
       const tag = bucketTag(subject.bucket);
-      keys = [
+      const usageKey = usageHashKey(subject.bucket, minute - 60_000);
+      const keys = [
         `${tag}:m:${minute}`,
-        `${tag}:d:${day}`,
+        `${tag}:d:${dayResetOf(nowMs)}`,
         banFlagKey(subject),
         `${tag}:strikes:${subject.banKey}`,
         `${tag}:refused:${subject.banKey}`,
-        usageHashKey(subject.bucket, minute - 60_000),
+        usageKey,
       ];
-      this.keys.set(id, keys);
+      p = { keys, usageKey, keyId: String(subject.keyId ?? ''), limitArgs: [], perMinute: 0, perDay: 0 };
+      byBan.set(subject.banKey, p);
+      this.preparedCount++;
     }
-    return keys;
+    if (p.perMinute !== limits.perMinute || p.perDay !== limits.perDay) {
+      p.limitArgs = [String(limits.perMinute), String(limits.perDay)];
+      p.perMinute = limits.perMinute;
+      p.perDay = limits.perDay;
+    }
+    return p;
   }
 
   /** setImmediate: the batch waits for every request this turn has read, not for a timer. */
   private enqueue(bucket: string, call: QueuedCall): void {
-    if (this.queued.size === 0) setImmediate(() => this.flush());
+    if (this.queued.size === 0) setImmediate(this.flush);
     const calls = this.queued.get(bucket);
     if (calls) calls.push(call);
     else this.queued.set(bucket, [call]);
   }
 
-  private flush(): void {
+  private readonly flush = (): void => {
     for (const calls of this.queued.values()) {
       this.noteUsage(calls);
-      for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
+      if (calls.length <= MAX_BATCH) void this.send(calls);
+      else for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
     }
     this.queued.clear();
-  }
+  };
 
   // One usage hash per minute the batch spans, for the worker to find.
   private noteUsage(calls: QueuedCall[]): void {
     const first = calls[0];
     const last = calls[calls.length - 1];
-    if (first.args[USAGE_ARG] !== '' || last.args[USAGE_ARG] !== '') {
-      this.usage.note(first.keys[USAGE_KEY]);
-      this.usage.note(last.keys[USAGE_KEY]);
+    if (first.prepared.keyId !== '' || last.prepared.keyId !== '') {
+      this.usage.note(first.prepared.usageKey);
+      this.usage.note(last.prepared.usageKey);
     }
   }
 
+  // One array in the script's layout: every call's keys, then every call's arguments.
   private async send(calls: QueuedCall[]): Promise<void> {
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
+    const keyCount = calls.length * KEYS_PER_CALL;
+    const argv = new Array<string | number>(1 + keyCount + calls.length * ARGS_PER_CALL);
+    argv[0] = keyCount;
+    let k = 1;
+    let a = 1 + keyCount;
     for (const c of calls) {
-      keys.push(...c.keys);
-      args.push(...c.args);
+      for (const key of c.prepared.keys) argv[k++] = key;
+      const t = this.clockArgsOf(c.nowMs);
+      argv[a++] = c.limitArgs[0];
+      argv[a++] = c.limitArgs[1];
+      argv[a++] = t[0];
+      argv[a++] = t[1];
+      argv[a++] = this.banStrikes;
+      argv[a++] = this.banMs;
+      argv[a++] = c.mode;
+      argv[a++] = t[2];
+      argv[a++] = GRACE;
+      argv[a++] = c.prepared.keyId;
     }
     let flat: number[];
     try {
-      flat = await this.redis[RATE_LIMIT_COMMAND](keys.length, ...keys, ...args);
+      flat = await this.redis[RATE_LIMIT_COMMAND](...argv);
       this.recovered();
     } catch (err) {
       for (const c of calls) {
@@ -214,6 +256,15 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       };
       c.resolve(this.counted(decide(raw, c.limits, c.nowMs, false), c.subject, c.mode));
     }
+  }
+
+  /** Milliseconds to the minute's and the day's reset, and now, as the script reads them. */
+  private clockArgsOf(nowMs: number): string[] {
+    if (nowMs !== this.clockMs) {
+      this.clockMs = nowMs;
+      this.clockArgs = [String(minuteResetOf(nowMs) - nowMs), String(dayResetOf(nowMs) - nowMs), String(nowMs)];
+    }
+    return this.clockArgs;
   }
 
   // No bans: strikes need the shared view.

@@ -25,11 +25,11 @@ export interface RateLimitDecision {
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
+export const minuteResetOf = (nowMs: number): number => Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+export const dayResetOf = (nowMs: number): number => Math.floor(nowMs / DAY_MS) * DAY_MS + DAY_MS;
+
 export function windowResets(nowMs: number): { minute: number; day: number } {
-  return {
-    minute: Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS,
-    day: Math.floor(nowMs / DAY_MS) * DAY_MS + DAY_MS,
-  };
+  return { minute: minuteResetOf(nowMs), day: dayResetOf(nowMs) };
 }
 
 /** outcome 0 admitted, 1 refused, 2 banned, 3 banned by this request; `ms` until the refusal or ban ends. */
@@ -41,16 +41,8 @@ export interface RawCounts {
 }
 
 export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: boolean): RateLimitDecision {
-  const resets = windowResets(nowMs);
-  const win = (name: WindowName, limit: number, used: number, resetAtMs: number): WindowState => ({
-    name,
-    limit,
-    used,
-    remaining: Math.max(0, limit - used),
-    resetAtMs,
-  });
-  const minute = win('minute', limits.perMinute, raw.minuteCount, resets.minute);
-  const day = win('day', limits.perDay, raw.dayCount, resets.day);
+  const minute = windowState('minute', limits.perMinute, raw.minuteCount, minuteResetOf(nowMs));
+  const day = windowState('day', limits.perDay, raw.dayCount, dayResetOf(nowMs));
   // An exhausted day window is always the one reported: it alone decides when requests are
   // admitted again, so Reset and Retry-After never disagree.
   const reported = day.remaining < minute.remaining || day.remaining === 0 ? day : minute;
@@ -63,30 +55,39 @@ export function decide(raw: RawCounts, limits: Limits, nowMs: number, fallback: 
   return decision;
 }
 
+function windowState(name: WindowName, limit: number, used: number, resetAtMs: number): WindowState {
+  return { name, limit, used, remaining: Math.max(0, limit - used), resetAtMs };
+}
+
 export interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
 }
 
 // The policy and the reset change once a plan or a minute: the last ones are reused (one plan, one minute at a time).
-let policyOf = { minute: 0, day: 0, text: '' };
+let policyOf = { minute: 0, day: 0, text: '', minuteLimit: '', dayLimit: '' };
 let resetOf = { ms: 0, text: '' };
 
 /** Sets the X-RateLimit-* set and the IETF draft's pair, from the same numbers, on `target`. */
 export function setRateLimitHeaders(target: HeaderTarget, d: RateLimitDecision, nowMs: number): void {
   const r = d.reported;
   if (policyOf.minute !== d.minute.limit || policyOf.day !== d.day.limit) {
-    const text = `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`;
-    policyOf = { minute: d.minute.limit, day: d.day.limit, text };
+    const minuteLimit = String(d.minute.limit);
+    const dayLimit = String(d.day.limit);
+    const text = `"minute";q=${minuteLimit};w=60, "day";q=${dayLimit};w=86400`;
+    policyOf = { minute: d.minute.limit, day: d.day.limit, text, minuteLimit, dayLimit };
   }
   if (resetOf.ms !== r.resetAtMs) resetOf = { ms: r.resetAtMs, text: String(Math.ceil(r.resetAtMs / 1000)) };
   const secondsToReset = Math.max(0, Math.ceil((r.resetAtMs - nowMs) / 1000));
-  target.setHeader('X-RateLimit-Limit', String(r.limit));
-  target.setHeader('X-RateLimit-Remaining', String(r.remaining));
+  const remaining = String(r.remaining);
+  const limit =
+    r.limit === policyOf.minute ? policyOf.minuteLimit : r.limit === policyOf.day ? policyOf.dayLimit : String(r.limit);
+  target.setHeader('X-RateLimit-Limit', limit);
+  target.setHeader('X-RateLimit-Remaining', remaining);
   target.setHeader('X-RateLimit-Reset', resetOf.text);
   target.setHeader('X-RateLimit-Used', String(r.used));
   target.setHeader('X-RateLimit-Resource', r.name);
   target.setHeader('RateLimit-Policy', policyOf.text);
-  target.setHeader('RateLimit', `"${r.name}";r=${r.remaining};t=${secondsToReset}`);
+  target.setHeader('RateLimit', `"${r.name}";r=${remaining};t=${secondsToReset}`);
   if (d.retryAfterSeconds !== undefined) target.setHeader('Retry-After', String(d.retryAfterSeconds));
 }
 

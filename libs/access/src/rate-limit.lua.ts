@@ -1,5 +1,5 @@
-const KEYS_PER_CALL = 6;
-const ARGS_PER_CALL = 10;
+export const KEYS_PER_CALL = 6;
+export const ARGS_PER_CALL = 10;
 export const RESULTS_PER_CALL = 4;
 
 import { USAGE_HASH_TTL_MS } from './usage-counters';
