@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs, { fstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import pino from 'pino';
 import { AppConfig } from '@app/config';
-import { accessLog, LOG_FLUSH_MS, PinoNestLogger, rootLogger } from './logger';
+import { accessLog, LOG_BATCH_CHARS, LOG_FLUSH_MS, PinoNestLogger, rootLogger } from './logger';
 
 /** A pino logger writing JSON lines into an array. */
 function capture() {
@@ -57,19 +58,20 @@ describe('PinoNestLogger', () => {
   });
 });
 
-describe('accessLog', () => {
-  function exchange(url: string, headers: Record<string, string>, status: number, finished: boolean) {
-    const req = Object.assign(new EventEmitter(), { url, method: 'GET', headers }) as unknown as IncomingMessage;
-    const sent: Record<string, unknown> = {};
-    const res = Object.assign(new EventEmitter(), {
-      statusCode: status,
-      writableFinished: finished,
-      setHeader: (name: string, value: unknown) => (sent[name] = value),
-      hasHeader: (name: string) => Object.keys(sent).some((k) => k.toLowerCase() === name.toLowerCase()),
-    }) as unknown as ServerResponse;
-    return { req, res, sent };
-  }
+/** A request and its response as the access log sees them. */
+function exchange(url: string, headers: Record<string, string>, status: number, finished: boolean) {
+  const req = Object.assign(new EventEmitter(), { url, method: 'GET', headers }) as unknown as IncomingMessage;
+  const sent: Record<string, unknown> = {};
+  const res = Object.assign(new EventEmitter(), {
+    statusCode: status,
+    writableFinished: finished,
+    setHeader: (name: string, value: unknown) => (sent[name] = value),
+    hasHeader: (name: string) => Object.keys(sent).some((k) => k.toLowerCase() === name.toLowerCase()),
+  }) as unknown as ServerResponse;
+  return { req, res, sent };
+}
 
+describe('accessLog', () => {
   function run(url: string, headers: Record<string, string>, status = 200, finished = true) {
     const { logger, lines } = capture();
     const { req, res, sent } = exchange(url, headers, status, finished);
@@ -123,12 +125,19 @@ describe('rootLogger', () => {
   };
   const linesIn = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
-  it('holds lines under 4 KB until the flush interval, then writes them at once', async () => {
-    const { logger, logFile } = fileLogger('batched');
+  /** fs.write calls to `logFile` from now on (loggers of other files in this Jest worker write too). */
+  function writesTo(logFile: string) {
     const write = jest.spyOn(fs, 'write');
-    // Loggers of other files in this Jest worker write too: only the writes to this one's file count.
     const file = statSync(logFile).ino;
-    const writesHere = () => write.mock.calls.filter(([fd]) => typeof fd === 'number' && inode(fd) === file).length;
+    return {
+      count: () => write.mock.calls.filter(([fd]) => typeof fd === 'number' && inode(fd) === file).length,
+      restore: () => write.mockRestore(),
+    };
+  }
+
+  it('holds lines short of a batch until the flush interval, then writes them at once', async () => {
+    const { logger, logFile } = fileLogger('batched');
+    const { count: writesHere, restore } = writesTo(logFile);
     try {
       for (let i = 0; i < 30; i++) logger.info({ i }, 'request completed');
       expect(writesHere()).toBe(0);
@@ -136,7 +145,25 @@ describe('rootLogger', () => {
       await until(() => linesIn(logFile).length === 30);
       expect(writesHere()).toBe(1);
     } finally {
-      write.mockRestore();
+      restore();
+    }
+  });
+
+  it('holds lines past 4 KB, and writes them in one write once they reach LOG_BATCH_CHARS', async () => {
+    const { logger, logFile } = fileLogger('joined');
+    const { count: writesHere, restore } = writesTo(logFile);
+    try {
+      const padding = 'x'.repeat(1_000);
+      let logged = 0;
+      for (; logged < 8; logged++) logger.info({ padding }, 'request completed');
+      expect(writesHere()).toBe(0);
+      for (; writesHere() === 0 && logged < 2 * (LOG_BATCH_CHARS / 1_000); logged++) {
+        logger.info({ padding }, 'request completed');
+      }
+      expect(writesHere()).toBe(1);
+      await until(() => linesIn(logFile).length === logged);
+    } finally {
+      restore();
     }
   });
 
@@ -149,6 +176,62 @@ describe('rootLogger', () => {
     const [first, second] = linesIn(logFile);
     expect(first).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}pretty HttpServer: shutting down signal=SIGTERM inFlight=0$/);
     expect(second).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}pretty odd reason="two words"$/);
+  });
+
+  // The bytes of an access line are part of the contract (log pipelines parse them): pinned whole, time included.
+  it.each([
+    [
+      'a completed request',
+      ['exact', 'json', '/v1/pets/42?limit=5', 200, true],
+      '{"level":30,"time":"2026-11-27T08:15:30.054Z","app":"exact","reqId":"r-1","method":"GET",' +
+        '"path":"/v1/pets/42","status":200,"ms":12,"msg":"request completed"}',
+    ],
+    [
+      'a failed request the client abandoned, its key redacted',
+      ['exact-failed', 'json', '/v1/keys/pst_abcdef0123456789', 500, false],
+      '{"level":50,"time":"2026-11-27T08:15:30.054Z","app":"exact-failed","reqId":"r-1","method":"GET",' +
+        '"path":"/v1/keys/pst_[redacted]","status":500,"ms":12,"aborted":true,"msg":"request failed"}',
+    ],
+    [
+      'LOG_FORMAT=pretty',
+      ['exact-pretty', 'pretty', '/v1/pets/42', 200, true],
+      '08:15:30.054 INFO  exact-pretty request completed reqId=r-1 method=GET path=/v1/pets/42 status=200 ms=12',
+    ],
+  ] as const)(
+    'writes the access line byte for byte: %s',
+    async (_what, [app, logFormat, url, status, finished], line) => {
+      jest.useFakeTimers({ now: Date.parse('2026-11-27T08:15:30.042Z'), doNotFake: ['setImmediate', 'nextTick'] });
+      const { logger, logFile } = fileLogger(app, logFormat);
+      const { req, res } = exchange(url, { 'x-request-id': 'r-1' }, status, finished);
+      accessLog(logger)(req, res, () => undefined);
+      jest.advanceTimersByTime(12);
+      res.emit('close');
+      jest.advanceTimersByTime(LOG_FLUSH_MS);
+      await until(() => linesIn(logFile).length === 1);
+      expect(linesIn(logFile)).toEqual([line]);
+    },
+  );
+
+  it.each([
+    ['calls process.exit', 'process.exit(0);'],
+    ['runs out of work', ''],
+  ])('writes the lines it holds when the process %s', (_how, end) => {
+    const logFile = join(dir, `exiting-${end ? 'exit' : 'idle'}.log`);
+    const script = `
+      const { rootLogger } = require(${JSON.stringify(join(__dirname, 'logger'))});
+      const logger = rootLogger({ logLevel: 'info', logFormat: 'json', logFile: ${JSON.stringify(logFile)} }, 'exiting');
+      logger.info('first');
+      logger.info('last');
+      ${end}`;
+    execFileSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', '-e', script],
+      {
+        cwd: join(__dirname, '../../..'),
+        stdio: 'pipe',
+      },
+    );
+    expect(linesIn(logFile).map((line) => JSON.parse(line).msg)).toEqual(['first', 'last']);
   });
 
   it('writes a lone line at the next flush', async () => {
