@@ -2,7 +2,8 @@
 
 -- outboxQueries.insertAfter
 WITH written_0 AS (SELECT $1) INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
-  SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::text[])
+  SELECT queue, name, "jobId", payload, "runAt", traceparent FROM json_to_recordset($2::json)
+  AS j(queue text, name text, "jobId" text, payload jsonb, "runAt" timestamptz, traceparent text)
   RETURNING id;
 
 -- outboxQueries.claimForRelay

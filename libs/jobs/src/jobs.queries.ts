@@ -8,35 +8,26 @@ export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' 
 
 const OUTBOX_COLUMNS = 'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
 
-// Parameters numbered after `offset` others. One job (most units) as plain parameters, so no arrays are formatted
-// and parsed; more as one array per column (unnest), so the text is the same for two jobs or five hundred.
-// Only the ids come back: the dispatcher's rows are the staged jobs.
+// Parameters numbered after `offset` others. One job (most units) as plain parameters; more as one JSON text of the
+// staged jobs (one JSON.stringify, not an escaped array literal per column), the same text for two jobs or five
+// hundred. Only the ids come back: the dispatcher's rows are the staged jobs.
 const outboxInsertText = (offset: number, jobs: number) => {
   const p = (i: number) => `$${offset + i}`;
   const rows =
     jobs === 1
       ? `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}::jsonb, ${p(5)}::timestamptz, ${p(6)})`
-      : `SELECT * FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::jsonb[], ${p(5)}::timestamptz[], ${p(6)}::text[])`;
+      : `SELECT queue, name, "jobId", payload, "runAt", traceparent FROM json_to_recordset(${p(1)}::json)
+            AS j(queue text, name text, "jobId" text, payload jsonb, "runAt" timestamptz, traceparent text)`;
   return `INSERT INTO outbox (queue, job_name, job_id, payload, run_at, traceparent)
           ${rows}
           RETURNING id`;
 };
 
-const outboxColumn = (j: StagedJob): unknown[] => [
-  j.queue,
-  j.name,
-  j.jobId,
-  JSON.stringify(j.payload),
-  j.runAt ?? null,
-  j.traceparent ?? null,
-];
-
-function outboxColumns(jobs: readonly StagedJob[]): unknown[] {
-  if (jobs.length === 1) return outboxColumn(jobs[0]);
-  const columns: unknown[][] = [[], [], [], [], [], []];
-  for (const j of jobs) outboxColumn(j).forEach((v, i) => columns[i].push(v));
-  return columns;
-}
+const outboxValues = (jobs: readonly StagedJob[]): unknown[] => {
+  if (jobs.length !== 1) return [JSON.stringify(jobs)];
+  const [j] = jobs;
+  return [j.queue, j.name, j.jobId, JSON.stringify(j.payload), j.runAt ?? null, j.traceparent ?? null];
+};
 
 // Texts are fixed (preparedQuery's rule), so their only `$<digits>` are placeholders.
 const renumbered = (text: string, offset: number) =>
@@ -70,7 +61,7 @@ export const outboxQueries = {
   insertAfter: (writes: readonly Sql[], jobs: readonly StagedJob[]) => {
     const values: unknown[] = [];
     for (const w of writes) for (const v of w.values) values.push(v);
-    for (const column of outboxColumns(jobs)) values.push(column);
+    for (const v of outboxValues(jobs)) values.push(v);
     return new Sql([insertAfterText(writes, jobs.length)], values);
   },
   /** Rows older than the grace, claimed (SKIP LOCKED) so relays on other workers take others. */

@@ -11,7 +11,7 @@ export class OutboxStaging {
   async stage(db: DataSource | EntityManager, writes: Sql[], jobs: StagedJob[]): Promise<OutboxRow[]> {
     if (!writes.length && !jobs.length) return [];
     const inserted = await preparedQuery<{ id: number }>(db, outboxQueries.insertAfter(writes, jobs));
-    // Each row takes its id in the jobs' order (one nextval per row, as unnest yields them): ascending ids pair up.
+    // Each row takes its id in the jobs' order (one nextval per row, in json_to_recordset's order): ids pair up.
     const ids = inserted.map((r) => r.id).sort((a, b) => a - b);
     return jobs.map((job, i) => outboxRow(job, ids[i]));
   }

@@ -100,4 +100,19 @@ describe('UnitOfWork against the real Postgres', () => {
       ids.map((jobId) => ({ id: stored.find((s: OutboxRow) => s.jobId === jobId).id, jobId })),
     );
   });
+
+  it('binds the jobs of a batch as one JSON text, not as an array per column', async () => {
+    const queries = jest.spyOn(Client.prototype, 'query');
+    try {
+      await uow.run(async (tx) => {
+        tx.enqueue(TestJob, { id: named('json-a') });
+        tx.enqueue(TestJob, { id: named('json-b') });
+      });
+      const [{ values }] = queries.mock.calls[0] as unknown as [{ values: unknown[] }];
+      expect(values).toEqual([expect.any(String)]);
+    } finally {
+      queries.mockRestore();
+    }
+    expect([await outboxRows(named('json-a')), await outboxRows(named('json-b'))]).toEqual([1, 1]);
+  });
 });

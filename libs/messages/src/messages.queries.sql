@@ -2,10 +2,9 @@
 
 -- messageQueries.insertBatch
 INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
-  SELECT id, account_id, message, 'queued', 0, created_at, traceparent
-  FROM unnest($1::text[], $2::bigint[], $3::text[],
-  $4::timestamptz[], $5::text[])
-  AS m(id, account_id, message, created_at, traceparent);
+  SELECT id, "accountId", text, 'queued', 0, "createdAt", traceparent
+  FROM json_to_recordset($1::json)
+  AS m(id text, "accountId" bigint, text text, "createdAt" timestamptz, traceparent text);
 
 -- messageQueries.get
 SELECT m.id, m.account_id AS "accountId", m.message, m.status, m.attempts, m.characters, m.sha256,

@@ -6,6 +6,8 @@ import { IDEMPOTENCY_HEADER, readIdempotencyKey, requestFingerprint } from './re
 
 type Headers = Record<string, string>;
 
+const HEADER_KEY = IDEMPOTENCY_HEADER.toLowerCase();
+
 function headerSnapshot(res: Response): Headers {
   return Object.fromEntries(
     Object.entries(res.getHeaders())
@@ -26,10 +28,17 @@ function headersAddedSince(res: Response, before: Headers): Headers {
 export class IdempotencyService {
   constructor(private readonly store: IdempotencyStore) {}
 
-  /** `authorize`: the checks `work` makes of the API key, passed (or their error thrown) before another key's answer replays. */
-  async run<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
+  /**
+   * Not async: a request without the header (most) waits on no promise or suspended frame of this service's.
+   * `authorize`: the checks `work` makes of the API key, passed (or their error thrown) before another key's answer replays.
+   */
+  run<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
+    return res.req.headers[HEADER_KEY] === undefined ? work() : this.runOnce(res, work, authorize);
+  }
+
+  private async runOnce<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
     const req = res.req;
-    const key = readIdempotencyKey(req.headers[IDEMPOTENCY_HEADER.toLowerCase()]);
+    const key = readIdempotencyKey(req.headers[HEADER_KEY]);
     const auth = res.locals.auth;
     if (key === undefined || !auth) return work();
 

@@ -23,7 +23,7 @@ export class MessagesController {
   @Policy({ scope: 'write', idempotent: 'account' })
   @HttpCode(202)
   @CreateMessageDocs()
-  async create(
+  create(
     @Auth() auth: AuthContext,
     @Body() body: NewMessageDto,
     @Res({ passthrough: true }) res: Response,
