@@ -1,5 +1,4 @@
 import { INestApplication, Logger } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
@@ -15,19 +14,20 @@ import {
 import { consoleAssets, consoleDirectory } from './console/console-assets';
 import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
 import { methodNotAllowed } from './gate/method-not-allowed.middleware';
-import { notFoundOutside } from './gate/not-found.middleware';
+import { mountsOutside, notFound, notFoundOutside } from './gate/not-found.middleware';
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
-import { fixedHeaders, oneLayer } from './pipeline/one-layer';
+import { fixedHeaders, Middleware, oneLayer } from './pipeline/one-layer';
 import { API_PREFIX, RouteTable } from './policy/route-table';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
 const CONSOLE_PATH = '/console';
+const MOUNTS = [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH];
 
 // Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
 // Inline styles stay (swagger-ui sets them); data: images are its icons.
@@ -68,17 +68,24 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   });
-  app.use(
-    oneLayer(accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)),
-  );
-  if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
+  const front = [accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)];
   const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
-  const intake = [rejectNulInUrl, methodNotAllowed(routes), requireJsonContentType, jsonBody(config.bodyLimitBytes)];
+  const intake = [
+    rejectNulInUrl,
+    methodNotAllowed(routes),
+    requireJsonContentType,
+    jsonBody(config.bodyLimitBytes),
+    notFoundOutside(API_PREFIX, publicPaths.routes, MOUNTS),
+  ];
   const open = oneLayer(...intake);
   const gated = oneLayer((req, res, next) => gate.use(req, res, next), ...intake);
-  app.use((req: Request, res: Response, next: NextFunction) =>
-    (publicPaths.has(req.path) ? open : gated)(req, res, next),
-  );
+  const admit: Middleware = (req, res, next) => (publicPaths.has(req.path) ? open : gated)(req, res, next);
+  // CORS answers a preflight after the headers and before the gate, in Nest's layer; without it, one layer does all.
+  if (config.corsOrigins.length) {
+    app.use(oneLayer(...front));
+    app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
+    app.use(admit);
+  } else app.use(oneLayer(...front, admit));
   app.setGlobalPrefix(API_PREFIX, { exclude: publicPaths.routes.map((path) => path.slice(1)) });
 
   app.use(DOCUMENT_PATHS, serveDocument(document));
@@ -94,7 +101,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     // The page talks to this origin only.
     swaggerOptions: { url: DOCUMENT_PATHS[0], validatorUrl: null },
   });
-  // Last of the mounts, so what they do not serve gets the Error body.
-  app.use(notFoundOutside(API_PREFIX, publicPaths.routes));
+  // Last of the mounts, so what they do not serve gets the Error body; at their paths only, so /v1 skips it.
+  app.use(mountsOutside(API_PREFIX, MOUNTS), notFound);
   return app;
 }

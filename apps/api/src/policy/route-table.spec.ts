@@ -46,6 +46,25 @@ describe('RouteTable', () => {
     expect(table.policyFor('GET', '/v1//pets')).toBe(UNROUTED);
     expect(table.policyFor('PUT', '/v1/pets')).toBe(UNROUTED);
     expect(table.allowedAt('/v1/nope')).toBeUndefined();
-    expect(table.allowedAt('/v1/pets')?.sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect(table.allowedAt('/v1/pets')).toEqual(['GET', 'POST', 'HEAD']);
+  });
+
+  it('finds a parameter below a literal segment, and none for an empty segment', () => {
+    expect(table.allowedAt('/v1/store/inventory/7/')).toEqual(['GET', 'PUT', 'HEAD']);
+    expect(table.policyFor('GET', '/v1/store//7')).toBe(UNROUTED);
+    expect(table.policyFor('GET', '/v1/pets//')).toBe(UNROUTED);
+    expect(table.allowedAt('/')).toBeUndefined();
+  });
+
+  it('folds ASCII letters only, as Express matches a route case-insensitively', () => {
+    // KELVIN SIGN lowercases to "k", yet Express does not route /v1/\u212Aeys to /v1/keys.
+    expect(table.policyFor('GET', '/v1/\u212Aeys')).toBe(UNROUTED);
+    expect(table.allowedAt('/v1/\u212Aeys')).toBeUndefined();
+  });
+
+  it('hands every request the same frozen list of allowed methods', () => {
+    const allowed = table.allowedAt('/v1/pets/7');
+    expect(Object.isFrozen(allowed)).toBe(true);
+    expect(table.allowedAt('/V1/PETS/8/')).toBe(allowed);
   });
 });

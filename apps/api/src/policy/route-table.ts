@@ -16,14 +16,18 @@ export interface RouteEntry {
 }
 
 interface Node {
-  literal: Map<string, Node>;
+  /** Literal segments, lowercase, each with its node at the same index. */
+  names: string[];
+  children: Node[];
   param?: Node;
   routes?: Map<string, RoutePolicy>;
+  /** What a 405 names: the routes' methods, HEAD with GET; frozen, as every request shares it. */
+  allowed?: readonly string[];
 }
 
 // As the document lists an item's operations, so `Allow` keeps its order.
 const METHOD_ORDER = ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'];
-const newNode = (): Node => ({ literal: new Map() });
+const newNode = (): Node => ({ names: [], children: [] });
 
 /** Anything no route takes (a 404 or 405 to be). */
 export const UNROUTED: RoutePolicy = {
@@ -86,29 +90,27 @@ export class RouteTable {
   }
 
   policyFor(method: string, path: string): RoutePolicy {
-    return find(this.root, segmentsOf(path), 0)?.get(method === 'HEAD' ? 'GET' : method) ?? UNROUTED;
+    return routedAt(this.root, path)?.routes!.get(method === 'HEAD' ? 'GET' : method) ?? UNROUTED;
   }
 
   /** HEAD comes with GET; undefined for a path no route has. */
-  allowedAt(path: string): string[] | undefined {
-    const routes = find(this.root, segmentsOf(path), 0);
-    if (!routes) return undefined;
-    const methods = [...routes.keys()];
-    return routes.has('GET') ? [...methods, 'HEAD'] : methods;
+  allowedAt(path: string): readonly string[] | undefined {
+    return routedAt(this.root, path)?.allowed;
   }
 
   private add(method: string, path: string, policy: RoutePolicy): void {
     let node = this.root;
-    for (const segment of segmentsOf(path)) {
+    for (const segment of path.slice(1).split('/')) {
       if (segment.startsWith('{')) node = node.param ??= newNode();
       else {
         const literal = segment.toLowerCase();
-        let next = node.literal.get(literal);
-        if (!next) node.literal.set(literal, (next = newNode()));
-        node = next;
+        let i = node.names.indexOf(literal);
+        if (i === -1) i = node.names.push(literal) - 1;
+        node = node.children[i] ??= newNode();
       }
     }
-    (node.routes ??= new Map()).set(method, policy);
+    const routes = (node.routes ??= new Map()).set(method, policy);
+    node.allowed = Object.freeze(routes.has('GET') ? [...routes.keys(), 'HEAD'] : [...routes.keys()]);
   }
 }
 
@@ -119,17 +121,32 @@ export const ROUTE_TABLE_PROVIDER = {
   useFactory: (discovery: DiscoveryService) => RouteTable.of(discovery),
 };
 
-// A literal segment first, then a parameter, as Express tries routes.
-function find(node: Node, segments: string[], i: number): Map<string, RoutePolicy> | undefined {
-  if (i === segments.length) return node.routes;
-  const segment = segments[i];
-  const literal = node.literal.get(segment.toLowerCase());
-  const found = literal && find(literal, segments, i + 1);
-  if (found) return found;
-  return segment && node.param ? find(node.param, segments, i + 1) : undefined;
+// Reads the path in place, no segment copied: the gate and the 405 check ask on every request.
+function routedAt(root: Node, path: string): Node | undefined {
+  return find(root, path, 1, path.length > 1 && path.endsWith('/') ? path.length - 1 : path.length);
 }
 
-function segmentsOf(path: string): string[] {
-  const trimmed = path.endsWith('/') && path.length > 1 ? path.slice(1, -1) : path.slice(1);
-  return trimmed.split('/');
+// The segment at path[from, end) and those after it; a literal segment first, then a parameter, as Express tries routes.
+function find(node: Node, path: string, from: number, end: number): Node | undefined {
+  let to = path.indexOf('/', from);
+  if (to === -1) to = end;
+  const i = literalAt(node.names, path, from, to);
+  const literal = i === -1 ? undefined : to === end ? node.children[i] : find(node.children[i], path, to + 1, end);
+  if (literal?.routes) return literal;
+  if (to === from || !node.param) return undefined;
+  return to === end ? (node.param.routes && node.param) : find(node.param, path, to + 1, end);
+}
+
+function literalAt(names: string[], path: string, from: number, to: number): number {
+  for (let i = 0; i < names.length; i++) if (names[i].length === to - from && sameIgnoringCase(names[i], path, from)) return i;
+  return -1;
+}
+
+/** Whether `path` holds `lower` (lowercase) at `from`, ASCII letters in any case, as Express compares literal segments. */
+export function sameIgnoringCase(lower: string, path: string, from: number): boolean {
+  for (let k = 0; k < lower.length; k++) {
+    const c = path.charCodeAt(from + k);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== lower.charCodeAt(k)) return false;
+  }
+  return true;
 }
