@@ -2,22 +2,13 @@ import { setFlagsFromString } from 'node:v8';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { loadConfig } from '@app/config';
-import {
-  initTracing,
-  lowerGcThreadPriority,
-  PinoNestLogger,
-  requirePostgres,
-  rootLogger,
-  startOrExit,
-} from '@app/observability';
+import { initTracing, PinoNestLogger, requirePostgres, rootLogger, startOrExit } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { serve } from './http-server';
 
 // Bounds the API's RSS at no throughput cost (docs/internals/decisions.md); read at each full GC.
 setFlagsFromString('--heap-growing-percent=150');
-// V8's GC helpers take only what the event loop leaves of a shared core (decisions.md).
-lowerGcThreadPriority();
 
 startOrExit('api', async () => {
   const config = loadConfig();

@@ -5,4 +5,3 @@ export * from './tracing';
 export * from './start-up';
 export * from './shutdown-watchdog';
 export * from './within';
-export * from './gc-threads';
