@@ -239,8 +239,8 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       flat = await this.redis[RATE_LIMIT_COMMAND](...argv);
       this.recovered();
     } catch (err) {
+      this.degrade(err as Error);
       for (const c of calls) {
-        this.degrade(err as Error);
         c.resolve(this.counted(this.fallback(c.subject.bucket, c.limits, c.nowMs, c.mode), c.subject, c.mode));
       }
       return;

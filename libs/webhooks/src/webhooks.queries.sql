@@ -74,7 +74,7 @@ WITH input AS (
   FROM fanned e
   JOIN webhooks w ON w.account_id = e.account_id
   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-  AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{api_key.created,api_key.revoked,api_key.rotated,api_key.banned}'::text[])
+  AND (NOT e.admin_only OR (w.created_by_admin OR w.events && $4::text[]))
   ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
   (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs";
@@ -92,7 +92,7 @@ WITH page AS (
   FROM fanned e
   JOIN webhooks w ON w.account_id = e.account_id
   WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-  AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{api_key.created,api_key.revoked,api_key.rotated,api_key.banned}'::text[])
+  AND (NOT e.admin_only OR (w.created_by_admin OR w.events && $4::text[]))
   ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
   (extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs")

@@ -14,9 +14,15 @@ const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.d
   w.created_by_admin AS "createdByAdmin"`;
 export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
 
-/** Only `admin` keys see and change it (`list` asks the same in SQL). */
+/**
+ * The admin-only webhook rule: made by an admin key, or receiving any of ADMIN_EVENT_TYPES. Only `admin` keys see and
+ * change it, and admin-only events go to no other. ADMIN_ONLY_WEBHOOK is the same rule in SQL (`list`, the fan-out).
+ */
 export const isAdminOnlyWebhook = (w: Pick<Webhook, 'createdByAdmin' | 'events'>): boolean =>
   w.createdByAdmin || w.events.some(isAdminEventType);
+
+/** isAdminOnlyWebhook for a webhooks table aliased `w` (webhook-admin-only-rule.service-spec checks they agree). */
+export const ADMIN_ONLY_WEBHOOK = sql`(w.created_by_admin OR w.events && ${ADMIN_EVENT_TYPES}::text[])`;
 
 /** Columns of a WebhookDelivery, for a webhook_deliveries table aliased `d`. */
 const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",
@@ -57,10 +63,10 @@ export const webhookQueries = {
   /** `lock`: none, FOR SHARE or FOR UPDATE. */
   find: (accountId: number, webhookId: number, lock: '' | 'FOR SHARE' | 'FOR UPDATE') =>
     sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`,
-  /** `admin` false: without the admin-only ones (made by an admin key, or receiving `adminEventTypes`). */
-  list: (accountId: number, admin: boolean, adminEventTypes: readonly string[]) =>
+  /** `admin` false: without the admin-only ones. */
+  list: (accountId: number, admin: boolean) =>
     sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w
-        WHERE w.account_id = ${accountId} AND (${admin} OR NOT (w.created_by_admin OR w.events && ${adminEventTypes}::text[]))
+        WHERE w.account_id = ${accountId} AND (${admin} OR NOT ${ADMIN_ONLY_WEBHOOK})
         ORDER BY w.id`,
   update: (accountId: number, webhookId: number, c: WebhookChange) =>
     new Sql(
@@ -207,17 +213,17 @@ const FAILED_SINCE = `failed_chains AS (
 
 /**
  * The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded; of an
- * admin-only event, only to admin-only webhooks (isAdminOnlyWebhook; the types are constants, not input).
+ * admin-only event, only to admin-only webhooks.
  */
-const DELIVERIES_OF_FANNED = `INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
+const DELIVERIES_OF_FANNED = sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent
     FROM fanned e
     JOIN webhooks w ON w.account_id = e.account_id
    WHERE w.status = 'active' AND e.type = ANY (w.events) AND w.created_at <= e.created_at
-     AND (NOT e.admin_only OR w.created_by_admin OR w.events && '{${ADMIN_EVENT_TYPES.join(',')}}'::text[])
+     AND (NOT e.admin_only OR ${ADMIN_ONLY_WEBHOOK})
    ORDER BY e.id, w.id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
-    ${CREATED_AT_US}`;
+    ${raw(CREATED_AT_US)}`;
 
 const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes];
 
@@ -231,7 +237,7 @@ export const webhookDeliveryQueries = {
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, i.traceparent)
-  ${raw(DELIVERIES_OF_FANNED)}`,
+  ${DELIVERIES_OF_FANNED}`,
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
    * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
@@ -245,7 +251,7 @@ export const webhookDeliveryQueries = {
     UPDATE events e SET fanned_out = true
      WHERE e.account_id = ${accountId} AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
-  delivered AS (${raw(DELIVERIES_OF_FANNED)})
+  delivered AS (${DELIVERIES_OF_FANNED})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
     LEFT JOIN delivered x ON true ORDER BY x.id`,
   /** A new delivery of the same event, as a resend of the chain's first. */

@@ -242,10 +242,7 @@ export class WebhooksService {
 
   /** A key without `admin` is not shown the admin-only webhooks (they still count towards the quota). */
   async list(accountId: number, scopes: readonly string[]): Promise<WebhookView[]> {
-    const rows = await preparedQuery<Webhook>(
-      this.dataSource,
-      webhookQueries.list(accountId, isAdmin(scopes), ADMIN_EVENT_TYPES),
-    );
+    const rows = await preparedQuery<Webhook>(this.dataSource, webhookQueries.list(accountId, isAdmin(scopes)));
     return rows.map(toWebhookView);
   }
 
