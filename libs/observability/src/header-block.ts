@@ -34,8 +34,8 @@ function blocksWrittenAsLines(): boolean {
 // following lines (decisions.md, "Headers set together").
 export class HeaderBlock {
   private readonly key: string;
-  /** `\r\n<name>: ` before each value after the first. */
-  private readonly joins: string[];
+  /** The block's text in pieces: the values at even places, `\r\n<name>: ` between them. */
+  private readonly parts: string[];
 
   /** `asBlock` false, or a target that is not a ServerResponse: plain setHeader calls (header-block.spec.ts fails if Node moves its table). */
   constructor(
@@ -44,7 +44,7 @@ export class HeaderBlock {
   ) {
     if (!names.length) throw new Error('HeaderBlock: no names');
     this.key = names[0].toLowerCase();
-    this.joins = names.map((name) => `\r\n${name}: `);
+    this.parts = names.flatMap((name, i) => (i ? [`\r\n${name}: `, ''] : ['']));
   }
 
   /**
@@ -59,9 +59,12 @@ export class HeaderBlock {
       for (let i = 1; i < names.length; i++) res.setHeader(names[i], values[i]);
       return;
     }
-    let text = values[0];
-    for (let i = 1; i < names.length; i++) text += this.joins[i] + values[i];
-    table[this.key][1] = text;
+    // One flat string: `+=` made two joined pieces per header, copied again when the head is written.
+    const { parts } = this;
+    parts[0] = values[0];
+    for (let i = 1; i < names.length; i++) parts[2 * i] = values[i];
+    table[this.key][1] = parts.join('');
+    for (let i = 0; i < parts.length; i += 2) parts[i] = '';
   }
 }
 
