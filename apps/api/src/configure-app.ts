@@ -44,6 +44,14 @@ const DOCS_CSP = [
 ].join('; ');
 
 /** Used by main.ts and by the tests, so the tests exercise exactly the production stack. */
+// Nothing else sets these (X-Content-Type-Options is set again by Express's static files and final handler).
+const SET_BY_HELMET_ALONE = [
+  'Cross-Origin-Resource-Policy',
+  'Referrer-Policy',
+  'Strict-Transport-Security',
+  'X-Frame-Options',
+];
+
 export function configureApp(app: NestExpressApplication): INestApplication {
   const config = app.get(AppConfig);
   const gate = app.get(RequestGateMiddleware);
@@ -68,7 +76,11 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   });
-  const front = [accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)];
+  const front = [
+    accessLog(rootLogger(config, 'api'), observeHttpRequest),
+    trustWatch.use,
+    fixedHeaders(securityHeaders, SET_BY_HELMET_ALONE),
+  ];
   const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
   const intake = [
     rejectNulInUrl,

@@ -34,8 +34,8 @@ function blocksWrittenAsLines(): boolean {
 // following lines (decisions.md, "Headers set together").
 export class HeaderBlock {
   private readonly key: string;
-  /** The block's text in pieces: the values at even places, `\r\n<name>: ` between them. */
-  private readonly parts: string[];
+  /** `\r\n<name>: ` before each value after the first. */
+  private readonly joins: string[];
 
   /** `asBlock` false, or a target that is not a ServerResponse: plain setHeader calls (header-block.spec.ts fails if Node moves its table). */
   constructor(
@@ -44,7 +44,7 @@ export class HeaderBlock {
   ) {
     if (!names.length) throw new Error('HeaderBlock: no names');
     this.key = names[0].toLowerCase();
-    this.parts = names.flatMap((name, i) => (i ? [`\r\n${name}: `, ''] : ['']));
+    this.joins = names.map((name) => `\r\n${name}: `);
   }
 
   /**
@@ -52,19 +52,32 @@ export class HeaderBlock {
    * Node's checks. A header of the block read back with getHeader has the block's text (the first) or nothing.
    */
   set(res: HeaderTarget, values: readonly string[]): void {
-    const { names } = this;
-    res.setHeader(names[0], values[0]);
-    const table = this.asBlock ? (res as unknown as Record<symbol, Table | undefined>)[OUT_HEADERS!] : undefined;
+    const table = this.first(res, values[0]);
     if (!table) {
-      for (let i = 1; i < names.length; i++) res.setHeader(names[i], values[i]);
+      for (let i = 1; i < this.names.length; i++) res.setHeader(this.names[i], values[i]);
       return;
     }
-    // One flat string: `+=` made two joined pieces per header, copied again when the head is written.
-    const { parts } = this;
-    parts[0] = values[0];
-    for (let i = 1; i < names.length; i++) parts[2 * i] = values[i];
-    table[this.key][1] = parts.join('');
-    for (let i = 0; i < parts.length; i += 2) parts[i] = '';
+    // A joined string was no smaller (measured): `+=` keeps the pieces until the head is written.
+    let text = values[0];
+    for (let i = 1; i < this.names.length; i++) text += this.joins[i] + values[i];
+    table[this.key][1] = text;
+  }
+
+  /** The same values on every answer, their text made once: a setter. */
+  fixed(values: readonly string[]): (res: HeaderTarget) => void {
+    if (values.some((v) => /[\r\n]/.test(v))) throw new Error('HeaderBlock: a value with CR or LF');
+    const text = values[0] + values.slice(1).map((v, i) => this.joins[i + 1] + v).join('');
+    return (res) => {
+      const table = this.first(res, values[0]);
+      if (table) table[this.key][1] = text;
+      else for (let i = 1; i < this.names.length; i++) res.setHeader(this.names[i], values[i]);
+    };
+  }
+
+  /** Sets the first header; Node's table when the rest can go in its entry. */
+  private first(res: HeaderTarget, value: string): NonNullable<Table> | undefined {
+    res.setHeader(this.names[0], value);
+    return this.asBlock ? ((res as unknown as Record<symbol, Table | undefined>)[OUT_HEADERS!] ?? undefined) : undefined;
   }
 }
 
