@@ -1,28 +1,18 @@
-import { createServer, ServerResponse } from 'node:http';
-import { AddressInfo, connect } from 'node:net';
+import { ServerResponse } from 'node:http';
+import { rawHead } from '@app/testing';
 import { BLOCKS_WORK, HeaderBlock } from './header-block';
 
 const NAMES = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'RateLimit'];
 
-/** The raw head of the answer `answer` writes (Date left out). */
-async function rawHead(answer: (res: ServerResponse) => void): Promise<string> {
-  const server = createServer((_req, res) => {
-    res.sendDate = false;
+/** The head on the wire of an answer that sets X-Request-Id, then `answer`'s headers, then Content-Type. */
+async function wireHead(answer: (res: ServerResponse) => void): Promise<string> {
+  const { text } = await rawHead((_req, res, end) => {
     res.setHeader('X-Request-Id', 'r-1');
     answer(res);
     res.setHeader('Content-Type', 'application/json');
-    res.end('{}');
+    end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  try {
-    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
-    socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    let text = '';
-    for await (const chunk of socket) text += String(chunk);
-    return text.slice(0, text.indexOf('\r\n\r\n'));
-  } finally {
-    server.close();
-  }
+  return text;
 }
 
 describe('HeaderBlock', () => {
@@ -32,14 +22,14 @@ describe('HeaderBlock', () => {
 
   it('gives the same bytes on the wire as one setHeader per header, in their place', async () => {
     const values = ['100', '99', '"minute";r=99;t=27'];
-    const plain = await rawHead((res) => NAMES.forEach((name, i) => res.setHeader(name, values[i])));
-    const block = await rawHead((res) => new HeaderBlock(NAMES).set(res, values));
+    const plain = await wireHead((res) => NAMES.forEach((name, i) => res.setHeader(name, values[i])));
+    const block = await wireHead((res) => new HeaderBlock(NAMES).set(res, values));
     expect(block).toBe(plain);
     expect(block).toContain('X-Request-Id: r-1\r\nX-RateLimit-Limit: 100\r\nX-RateLimit-Remaining: 99\r\nRateLimit:');
   });
 
   it('replaces itself when set again', async () => {
-    const head = await rawHead((res) => {
+    const head = await wireHead((res) => {
       const block = new HeaderBlock(NAMES);
       block.set(res, ['1', '2', '3']);
       block.set(res, ['4', '5', '6']);

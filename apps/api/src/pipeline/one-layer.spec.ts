@@ -1,8 +1,8 @@
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
-import { AddressInfo, connect } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
+import { rawHead } from '@app/testing';
 import { fixedHeaders, Middleware, oneLayer } from './one-layer';
+import { HELMET_OPTIONS, securityHeaders } from './security-headers';
 
 const req = {} as Request;
 const answer = () => {
@@ -66,41 +66,12 @@ describe('fixedHeaders', () => {
     expect(() => fixedHeaders((_r, _res, next) => setImmediate(next))).toThrow(/synchronously/);
   });
 
-  it('sends the headers named `alone` in a row as one entry of Node\'s table, the same bytes on the wire', async () => {
-    // configure-app's options.
-    const security = helmet({
-      contentSecurityPolicy: false,
-      crossOriginEmbedderPolicy: false,
-      crossOriginOpenerPolicy: false,
-      originAgentCluster: false,
-      xDnsPrefetchControl: false,
-      xDownloadOptions: false,
-      xPermittedCrossDomainPolicies: false,
-      xXssProtection: false,
-    }) as Middleware;
-    const alone = ['Cross-Origin-Resource-Policy', 'Referrer-Policy', 'Strict-Transport-Security', 'X-Frame-Options'];
-    const head = async (middleware: Middleware) => {
-      let entries = 0;
-      const server = createServer((rq: IncomingMessage, rs: ServerResponse) => {
-        rs.sendDate = false;
-        middleware(rq as Request, rs as unknown as Response, () => {
-          entries = rs.getHeaderNames().length;
-          rs.end('{}');
-        });
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      try {
-        const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
-        socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-        let text = '';
-        for await (const chunk of socket) text += String(chunk);
-        return { text: text.slice(0, text.indexOf('\r\n\r\n')), entries };
-      } finally {
-        server.close();
-      }
-    };
+  it("sends helmet's headers set by it alone in a row as one entry of Node's table, the same bytes on the wire", async () => {
+    const security = helmet(HELMET_OPTIONS) as Middleware;
+    const head = (middleware: Middleware) =>
+      rawHead((req, res, end) => middleware(req as Request, res as unknown as Response, end));
     const byHelmet = await head(security);
-    const fixed = await head(fixedHeaders(security, alone));
+    const fixed = await head(securityHeaders());
     expect(fixed.text).toBe(byHelmet.text);
     expect(fixed.text).toContain('Referrer-Policy: no-referrer\r\n');
     // Cross-Origin-Resource-Policy, Referrer-Policy and Strict-Transport-Security are one entry.
