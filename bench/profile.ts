@@ -1,7 +1,7 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--alloc [--survivors]] [--build dist/apps/api/src/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--alloc [--survivors] [--no-inlining]] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -26,6 +26,8 @@ const BASELINE = argv.includes('--baseline');
 /** With --alloc: only what survived a scavenge (promoted to the old generation, collected there or not). */
 const SURVIVORS = argv.includes('--survivors');
 const ALLOC = argv.includes('--alloc') || SURVIVORS;
+/** With --alloc: V8 inlines nothing, so each function's own allocations are counted as its (slower; totals move). */
+const NO_INLINING = argv.includes('--no-inlining');
 const INSPECT_PORT = 9339 + (process.pid % 500);
 const WEBHOOKS = Number(option('--webhooks', '5000'));
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
@@ -54,6 +56,11 @@ function owner(url: string, name: string): string {
   return url.includes('/dist/apps/') || url.includes('/dist/libs/') || url.includes('/bench/') ? 'our code' : url;
 }
 
+/** Our code by file (`messages.service`), everything else by package. */
+function where(who: string, url: string): string {
+  return who === 'our code' ? (/([^/]+)\.[jt]s$/.exec(url)?.[1] ?? who) : who;
+}
+
 /** Self time of the samples in the last `windowMs` of the profile (the measured seconds). */
 function summarise(profile: CpuProfile, windowMs: number, requests: number): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -76,7 +83,7 @@ function summarise(profile: CpuProfile, windowMs: number, requests: number): str
     busy += us;
     const who = owner(url, functionName);
     byOwner.set(who, (byOwner.get(who) ?? 0) + us);
-    const key = `${functionName || '(anonymous)'} ${who}${url ? `:${lineNumber + 1}` : ''}`;
+    const key = `${functionName || '(anonymous)'} ${where(who, url)}${url ? `:${lineNumber + 1}` : ''}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
   }
   const perReq = (us: number) => (us / requests).toFixed(1);
@@ -135,13 +142,15 @@ class AllocationSampling {
   async stop(requests: number): Promise<string> {
     const { profile } = (await this.call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
     this.ws.close();
+    const file = join(tmp, 'alloc.heapprofile');
+    writeFileSync(file, JSON.stringify(profile));
     const byFunction = new Map<string, number>();
     const byOwner = new Map<string, number>();
     let total = 0;
     const walk = (n: SamplingNode) => {
       const { functionName, url, lineNumber } = n.callFrame;
       const who = owner(url, functionName);
-      const key = `${functionName || '(anonymous)'} ${who}${url ? `:${lineNumber + 1}` : ''}`;
+      const key = `${functionName || '(anonymous)'} ${where(who, url)}${url ? `:${lineNumber + 1}` : ''}`;
       byFunction.set(key, (byFunction.get(key) ?? 0) + n.selfSize);
       byOwner.set(who, (byOwner.get(who) ?? 0) + n.selfSize);
       total += n.selfSize;
@@ -163,6 +172,8 @@ class AllocationSampling {
       '| function (allocating) | bytes/req | share |',
       '|---|---|---|',
       ...rows(byFunction, 50),
+      '',
+      `profile: ${file} (open in DevTools' Memory tab)`,
     ].join('\n');
   }
 
@@ -187,6 +198,7 @@ async function main(): Promise<void> {
     'api',
     [
       ...(ALLOC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : ['--cpu-prof', `--cpu-prof-dir=${tmp}`]),
+      ...(NO_INLINING ? ['--no-turbo-inlining'] : []),
       ...GC_TRACE_FLAGS,
       ...server,
     ],

@@ -1,7 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import helmet from 'helmet';
 import { AppConfig, Clock } from '@app/config';
 import {
   accessLog,
@@ -20,7 +19,8 @@ import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
-import { fixedHeaders, Middleware, oneLayer } from './pipeline/one-layer';
+import { Middleware, oneLayer } from './pipeline/one-layer';
+import { securityHeaders } from './pipeline/security-headers';
 import { API_PREFIX, RouteTable } from './policy/route-table';
 
 // No API key, no rate limit.
@@ -57,18 +57,11 @@ export function configureApp(app: NestExpressApplication): INestApplication {
   if (tracingEnabled()) app.use(httpTracingMiddleware);
   const trustFn = (app.getHttpAdapter().getInstance() as { get(name: string): TrustFn }).get('trust proxy fn');
   const trustWatch = new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name));
-  // Headers for legacy browsers, Flash and HTML documents are left out: each costs every answer.
-  const securityHeaders = helmet({
-    contentSecurityPolicy: false,
-    crossOriginEmbedderPolicy: false,
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    xXssProtection: false,
-  });
-  const front = [accessLog(rootLogger(config, 'api'), observeHttpRequest), trustWatch.use, fixedHeaders(securityHeaders)];
+  const front = [
+    accessLog(rootLogger(config, 'api'), observeHttpRequest),
+    trustWatch.use,
+    securityHeaders(),
+  ];
   const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
   const intake = [
     rejectNulInUrl,

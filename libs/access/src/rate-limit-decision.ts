@@ -1,3 +1,4 @@
+import { HeaderBlock, HeaderTarget } from '@app/observability';
 import { Limits } from './plan-limits';
 
 export type WindowName = 'minute' | 'day';
@@ -59,9 +60,16 @@ function windowState(name: WindowName, limit: number, used: number, resetAtMs: n
   return { name, limit, used, remaining: Math.max(0, limit - used), resetAtMs };
 }
 
-export interface HeaderTarget {
-  setHeader(name: string, value: string): unknown;
-}
+// Set on every answer, by the gate alone: one entry of Node's header table (decisions.md, "Headers set together").
+const RATE_LIMIT_BLOCK = new HeaderBlock([
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'X-RateLimit-Used',
+  'X-RateLimit-Resource',
+  'RateLimit-Policy',
+  'RateLimit',
+]);
 
 // The policy and the reset change once a plan or a minute: the last ones are reused (one plan, one minute at a time).
 let policyOf = { minute: 0, day: 0, text: '', minuteLimit: '', dayLimit: '' };
@@ -81,13 +89,16 @@ export function setRateLimitHeaders(target: HeaderTarget, d: RateLimitDecision, 
   const remaining = String(r.remaining);
   const limit =
     r.limit === policyOf.minute ? policyOf.minuteLimit : r.limit === policyOf.day ? policyOf.dayLimit : String(r.limit);
-  target.setHeader('X-RateLimit-Limit', limit);
-  target.setHeader('X-RateLimit-Remaining', remaining);
-  target.setHeader('X-RateLimit-Reset', resetOf.text);
-  target.setHeader('X-RateLimit-Used', String(r.used));
-  target.setHeader('X-RateLimit-Resource', r.name);
-  target.setHeader('RateLimit-Policy', policyOf.text);
-  target.setHeader('RateLimit', `"${r.name}";r=${remaining};t=${secondsToReset}`);
+  // Digits, window names and the policy's fixed text: valid header values, as HeaderBlock requires.
+  RATE_LIMIT_BLOCK.set(target, [
+    limit,
+    remaining,
+    resetOf.text,
+    String(r.used),
+    r.name,
+    policyOf.text,
+    `"${r.name}";r=${remaining};t=${secondsToReset}`,
+  ]);
   if (d.retryAfterSeconds !== undefined) target.setHeader('Retry-After', String(d.retryAfterSeconds));
 }
 

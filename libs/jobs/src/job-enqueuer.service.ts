@@ -45,16 +45,16 @@ export class JobEnqueuer {
   }
 
   private job(r: OutboxRow) {
+    // Only the options a job has: BullMQ copies every key (undefined ones too) twice and lists them again to pack them.
+    const opts: JobsOptions = { ...this.common, jobId: r.jobId };
+    if (r.runAt) opts.delay = Math.max(0, new Date(r.runAt).getTime() - Date.now());
+    const deduplication = jobDeduplication(r.jobName, r.payload);
+    if (deduplication) opts.deduplication = deduplication;
     return {
       name: r.jobName,
       // The job carries its record's trace to the consumer span (processorProvider).
       data: r.traceparent ? { ...r.payload, traceparent: r.traceparent } : r.payload,
-      opts: {
-        ...this.common,
-        jobId: r.jobId,
-        delay: r.runAt ? Math.max(0, new Date(r.runAt).getTime() - Date.now()) : undefined,
-        deduplication: jobDeduplication(r.jobName, r.payload),
-      },
+      opts,
     };
   }
 }

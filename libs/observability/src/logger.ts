@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isatty } from 'node:tty';
@@ -9,6 +8,7 @@ import { AppConfig } from '@app/config';
 import { lineBatch } from './line-batch';
 import { lineTime } from './line-time';
 import { prettyLine } from './pretty-log';
+import { newRequestId } from './request-id';
 import { activeSpanIds, tracingEnabled } from './tracing';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -45,7 +45,7 @@ export function loggablePath(url: string): string {
 // A key sent as the id (mixed-up headers, a probe of our redaction) would be echoed and logged.
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : randomUUID();
+  const id = typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : newRequestId();
   res.setHeader('X-Request-Id', id);
   return id;
 }

@@ -24,12 +24,12 @@ export function consoleDirectory(from = __dirname): string | undefined {
   }
 }
 
-// The page is revalidated, never cached stale.
+// The page is revalidated, never cached stale. Its Referrer-Policy (no-referrer) is helmet's on every answer: set here
+// too, it would be a second line after helmet's block (decisions.md, "Headers set together").
 export function consoleAssets(directory: string | undefined): express.Handler {
   const assets = directory ? express.static(directory, { index: 'index.html', redirect: true, maxAge: 0 }) : undefined;
   return (req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-    res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('Cache-Control', 'no-cache');
     if (!assets || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
     assets(req, res, next);

@@ -6,7 +6,8 @@ export function requireJsonContentType(req: Request, _res: Response, next: NextF
   const hasBody =
     (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
     req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) {
+  // The usual header needs no parsing by type-is (which splits it into new strings).
+  if (hasBody && req.headers['content-type'] !== 'application/json' && !req.is('application/json')) {
     next(new ApiError('unsupported_media_type', 'Send the body with Content-Type: application/json'));
     return;
   }
