@@ -33,6 +33,17 @@ describe('public endpoints cost little', () => {
   afterAll(() => api?.close());
 
   describe('the OpenAPI document', () => {
+    // /docs gets the document as a stand-in that serialises to it (openapi/docs-page-document.ts): fails if
+    // @nestjs/swagger stops embedding it through JSON.stringify.
+    it('/docs/swagger-ui-init.js embeds the document /openapi.json serves', async () => {
+      const script = (await raw(`${api.url}/docs/swagger-ui-init.js`)).body.toString();
+      const start = script.indexOf('let options = ') + 'let options = '.length;
+      const options = JSON.parse(script.slice(start, script.indexOf('\n};', start) + 2)) as { swaggerDoc: unknown };
+      const served = JSON.parse((await raw(`${api.url}/openapi.json`)).body.toString()) as { paths: object };
+      expect(Object.keys(served.paths).length).toBeGreaterThan(10);
+      expect(options.swaggerDoc).toEqual(served);
+    });
+
     it.each(['/openapi.json', '/v1/openapi.json'])(
       '%s: strong ETag, 5 minutes of caching, 304 on If-None-Match',
       async (path) => {

@@ -17,6 +17,7 @@ import { mountsOutside, notFound, notFoundOutside } from './gate/not-found.middl
 import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
 import { PublicPaths } from './gate/public-routes';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import { docsPageDocument } from './openapi/docs-page-document';
 import { serveDocument } from './openapi/document-serving.middleware';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
 import { Middleware, oneLayer } from './pipeline/one-layer';
@@ -62,7 +63,8 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     trustWatch.use,
     securityHeaders(),
   ];
-  const document = buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) });
+  // Kept serialised only: the parsed document is thousands of objects for every mark-compact to walk.
+  const document = JSON.stringify(buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) }));
   const intake = [
     rejectNulInUrl,
     methodNotAllowed(routes),
@@ -87,7 +89,7 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     next();
   });
   app.use(CONSOLE_PATH, consoleAssets(consoleDirectory()));
-  SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, docsPageDocument(document), {
     customSiteTitle: 'Pet Store API reference',
     // The document is served at DOCUMENT_PATHS only, built once (no /docs-json or /docs-yaml twins).
     raw: false,

@@ -2,7 +2,14 @@ import { setFlagsFromString } from 'node:v8';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { loadConfig } from '@app/config';
-import { initTracing, PinoNestLogger, requirePostgres, rootLogger, startOrExit } from '@app/observability';
+import {
+  initTracing,
+  PinoNestLogger,
+  requirePostgres,
+  rootLogger,
+  shareModuleSearchPaths,
+  startOrExit,
+} from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { serve } from './http-server';
@@ -23,4 +30,6 @@ startOrExit('api', async () => {
   });
   configureApp(app);
   await serve(app, config);
+  // Booted: what is loaded now stays loaded (docs/internals/decisions.md, "What the API's heap holds").
+  shareModuleSearchPaths();
 });

@@ -6,3 +6,4 @@ export * from './start-up';
 export * from './shutdown-watchdog';
 export * from './within';
 export * from './header-block';
+export * from './module-paths';

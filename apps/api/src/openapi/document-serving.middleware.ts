@@ -29,9 +29,9 @@ function matches(header: string | undefined, etag: string): boolean {
   });
 }
 
-// Serialised and gzipped once at boot; the gzip representation's ETag has a suffix, as its bytes differ.
-export function serveDocument(document: object): (req: Request, res: Response, next: NextFunction) => void {
-  const json = Buffer.from(JSON.stringify(document));
+// Gzipped once at boot; the gzip representation's ETag has a suffix, as its bytes differ.
+export function serveDocument(serialised: string): (req: Request, res: Response, next: NextFunction) => void {
+  const json = Buffer.from(serialised);
   const hash = createHash('sha256').update(json).digest('base64url');
   const plain: Representation = { body: json, etag: `"${hash}"` };
   const gzipped: Representation = { body: gzipSync(json, { level: 9 }), etag: `"${hash}-gzip"`, encoding: 'gzip' };
