@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JobsOptions } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { jobDeduplication } from './job-definition';
+import { jobDeduplication, jobDropsCompleted } from './job-definition';
 import { JobQueues } from './job-queues';
 import { OutboxRow } from './jobs.queries';
 
@@ -9,6 +9,8 @@ import { OutboxRow } from './jobs.queries';
 export class JobEnqueuer {
   /** Every job's options but its id and delay, built once (BullMQ copies them into each job, never changes them). */
   private readonly common: JobsOptions;
+  /** The same, for the jobs whose definition drops them on completion. */
+  private readonly dropping: JobsOptions;
 
   constructor(
     private readonly queues: JobQueues,
@@ -22,6 +24,7 @@ export class JobEnqueuer {
       removeOnComplete: { age: 3600, count: 1_000 },
       removeOnFail: { age: 7 * 24 * 3600 },
     };
+    this.dropping = { ...this.common, removeOnComplete: true };
   }
 
   async enqueue(rows: OutboxRow[]): Promise<void> {
@@ -50,7 +53,7 @@ export class JobEnqueuer {
       // The job carries its record's trace to the consumer span (processorProvider).
       data: r.traceparent ? { ...r.payload, traceparent: r.traceparent } : r.payload,
       opts: {
-        ...this.common,
+        ...(jobDropsCompleted(r.jobName) ? this.dropping : this.common),
         jobId: r.jobId,
         delay: r.runAt ? Math.max(0, new Date(r.runAt).getTime() - Date.now()) : undefined,
         deduplication: jobDeduplication(r.jobName, r.payload),
