@@ -215,6 +215,14 @@ describe('messages: durable queued acceptance and processing', () => {
     expect(commits).toBeLessThanOrEqual(20);
   });
 
+  it('keeps no completed message job in Redis: a processed message needs none', async () => {
+    const ids = await acceptMany(http, 20, 'dropped');
+    await eventually(async () => (await statuses(ids)).processed === 20, 10_000);
+    const queue = api.app.get<Queue>(getQueueToken(MessageQueue.name));
+    await eventually(async () => (await Promise.all(ids.map((id) => queue.getJob(id)))).every((j) => !j), 5_000);
+    expect(await queue.getCompletedCount()).toBe(0);
+  });
+
   it('gives a message whose job was lost (Redis flushed) its job back, and processes it once', async () => {
     await worker?.close();
     const res = await post('lost job');

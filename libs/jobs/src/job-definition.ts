@@ -14,6 +14,11 @@ export interface JobDefinition<P extends object = object> {
    * releaseDeduplication) is dropped, so the handler must release before it reads what it is to do.
    */
   deduplicationId?(payload: P): string;
+  /**
+   * Set when a completed job is worth nothing kept: its id enqueued again runs again, and the handler finds its
+   * work done. BullMQ then deletes it on completion instead of trimming the kept ones, per job, in Redis.
+   */
+  readonly dropCompleted?: boolean;
   /** Type carrier only (JobPayload<typeof Job>); never set. */
   readonly payload?: P;
 }
@@ -30,6 +35,11 @@ export function defineJob<P extends object>(definition: Omit<JobDefinition<P>, '
 export function jobDeduplication(name: string, payload: object): { id: string } | undefined {
   const id = definitions.get(name)?.deduplicationId?.(payload);
   return id === undefined ? undefined : { id };
+}
+
+/** Whether the job's definition (loaded in this process) drops it on completion. */
+export function jobDropsCompleted(name: string): boolean {
+  return definitions.get(name)?.dropCompleted === true;
 }
 
 export type JobPayload<D> = D extends JobDefinition<infer P> ? P : never;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JobsOptions } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { jobDeduplication } from './job-definition';
+import { jobDeduplication, jobDropsCompleted } from './job-definition';
 import { JobQueues } from './job-queues';
 import { OutboxRow } from './jobs.queries';
 
@@ -9,6 +9,8 @@ import { OutboxRow } from './jobs.queries';
 export class JobEnqueuer {
   /** Every job's options but its id and delay, built once (BullMQ copies them into each job, never changes them). */
   private readonly common: JobsOptions;
+  /** The same, for the jobs whose definition drops them on completion. */
+  private readonly dropping: JobsOptions;
 
   constructor(
     private readonly queues: JobQueues,
@@ -22,6 +24,7 @@ export class JobEnqueuer {
       removeOnComplete: { age: 3600, count: 1_000 },
       removeOnFail: { age: 7 * 24 * 3600 },
     };
+    this.dropping = { ...this.common, removeOnComplete: true };
   }
 
   async enqueue(rows: OutboxRow[]): Promise<void> {
@@ -46,7 +49,7 @@ export class JobEnqueuer {
 
   private job(r: OutboxRow) {
     // Only the options a job has: BullMQ copies every key (undefined ones too) twice and lists them again to pack them.
-    const opts: JobsOptions = { ...this.common, jobId: r.jobId };
+    const opts: JobsOptions = { ...(jobDropsCompleted(r.jobName) ? this.dropping : this.common), jobId: r.jobId };
     if (r.runAt) opts.delay = Math.max(0, new Date(r.runAt).getTime() - Date.now());
     const deduplication = jobDeduplication(r.jobName, r.payload);
     if (deduplication) opts.deduplication = deduplication;

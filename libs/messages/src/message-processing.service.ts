@@ -7,7 +7,7 @@ import { describe } from '@app/errors';
 import { DomainUnitOfWork } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { ProcessMessageJob } from './message.jobs';
-import { Message, messageQueries, ProcessedMessage } from './messages.queries';
+import { ClaimedMessage, Message, messageQueries, ProcessedMessage } from './messages.queries';
 import { toMessageView } from './views';
 
 /** How long the first job of a batch waits for others: well under the lag budget, a few Redis round trips. */
@@ -65,7 +65,7 @@ export class MessageProcessingService {
     const accountOf = new Map(jobs.map((j) => [j.messageId, j.accountId]));
     const ids = [...accountOf.keys()].sort();
     const accountIds = ids.map((id) => accountOf.get(id)!);
-    const claimed = await preparedQuery<Message>(this.dataSource, messageQueries.claim(accountIds, ids));
+    const claimed = await preparedQuery<ClaimedMessage>(this.dataSource, messageQueries.claim(accountIds, ids));
     const done: ProcessedMessage[] = [];
     const errors = new Map<string, Error>();
     for (const m of claimed) {

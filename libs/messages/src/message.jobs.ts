@@ -8,4 +8,6 @@ export const ProcessMessageJob = defineJob<{ accountId: number; messageId: strin
   queue: MessageQueue,
   jobId: ({ messageId }) => messageId,
   concurrency: (config) => 2 * config.jobs.batchSize,
+  // At drain rates the 1,000 kept lasted under a second; a processed message's claim finds nothing to do.
+  dropCompleted: true,
 });

@@ -21,9 +21,7 @@ SELECT m.id, m.account_id AS "accountId", m.message, m.status, m.attempts, m.cha
 UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
   FROM unnest($1::bigint[], $2::text[]) AS v(account_id, id)
   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
-  RETURNING m.id, m.account_id AS "accountId", m.message, m.status, m.attempts, m.characters, m.sha256,
-  m.last_error AS "lastError", m.created_at AS "createdAt", m.processed_at AS "processedAt",
-  m.failed_at AS "failedAt";
+  RETURNING m.id, m.account_id AS "accountId", m.message;
 
 -- messageQueries.finish
 UPDATE messages m

@@ -17,6 +17,9 @@ export interface MessageListFilter {
   order?: FeedOrder;
 }
 
+/** What `claim` returns of a message. */
+export type ClaimedMessage = Pick<Message, 'id' | 'accountId' | 'message'>;
+
 /** A message's result, for `finish`. */
 export interface ProcessedMessage {
   accountId: number;
@@ -60,12 +63,15 @@ export const messageQueries = {
     return sql`SELECT ${columns} FROM messages m
         WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`;
   },
-  /** Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned. */
+  /**
+   * Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned.
+   * Only what the processor reads (no timestamps to parse).
+   */
   claim: (accountIds: number[], ids: string[]) =>
     sql`UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
     FROM unnest(${accountIds}::bigint[], ${ids}::text[]) AS v(account_id, id)
    WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
-   RETURNING ${columns}`,
+   RETURNING m.id, m.account_id AS "accountId", m.message`,
   /** A message another run finished meanwhile is left alone. */
   finish: (done: ProcessedMessage[]) => {
     const [accountIds, ids] = [done.map((d) => d.accountId), done.map((d) => d.id)];
