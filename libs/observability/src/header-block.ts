@@ -52,32 +52,29 @@ export class HeaderBlock {
    * Node's checks. A header of the block read back with getHeader has the block's text (the first) or nothing.
    */
   set(res: HeaderTarget, values: readonly string[]): void {
-    const table = this.first(res, values[0]);
-    if (!table) {
-      for (let i = 1; i < this.names.length; i++) res.setHeader(this.names[i], values[i]);
-      return;
-    }
-    // A joined string was no smaller (measured): `+=` keeps the pieces until the head is written.
-    let text = values[0];
-    for (let i = 1; i < this.names.length; i++) text += this.joins[i] + values[i];
-    table[this.key][1] = text;
+    this.write(res, values);
   }
 
   /** The same values on every answer, their text made once: a setter. */
   fixed(values: readonly string[]): (res: HeaderTarget) => void {
     if (values.some((v) => /[\r\n]/.test(v))) throw new Error('HeaderBlock: a value with CR or LF');
-    const text = values[0] + values.slice(1).map((v, i) => this.joins[i + 1] + v).join('');
-    return (res) => {
-      const table = this.first(res, values[0]);
-      if (table) table[this.key][1] = text;
-      else for (let i = 1; i < this.names.length; i++) res.setHeader(this.names[i], values[i]);
-    };
+    const text = this.joined(values);
+    return (res) => this.write(res, values, text);
   }
 
-  /** Sets the first header; Node's table when the rest can go in its entry. */
-  private first(res: HeaderTarget, value: string): NonNullable<Table> | undefined {
-    res.setHeader(this.names[0], value);
-    return this.asBlock ? ((res as unknown as Record<symbol, Table | undefined>)[OUT_HEADERS!] ?? undefined) : undefined;
+  /** Sets the first header; then the rest in its entry of Node's table when there is one, else one by one. */
+  private write(res: HeaderTarget, values: readonly string[], text?: string): void {
+    res.setHeader(this.names[0], values[0]);
+    const table = this.asBlock ? (res as unknown as Record<symbol, Table | undefined>)[OUT_HEADERS!] : undefined;
+    if (table) table[this.key][1] = text ?? this.joined(values);
+    else for (let i = 1; i < this.names.length; i++) res.setHeader(this.names[i], values[i]);
+  }
+
+  // A joined string was no smaller (measured): `+=` keeps the pieces until the head is written.
+  private joined(values: readonly string[]): string {
+    let text = values[0];
+    for (let i = 1; i < this.names.length; i++) text += this.joins[i] + values[i];
+    return text;
   }
 }
 
