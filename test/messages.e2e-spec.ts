@@ -1,6 +1,6 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { INestApplicationContext } from '@nestjs/common';
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -90,10 +90,10 @@ describe('messages: durable queued acceptance and processing', () => {
     expect(read.body).toEqual(
       expect.objectContaining({ ...res.body, attempts: 0, result: null, processedAt: null, failureReason: null }),
     );
-    // Dispatched right after commit: the BullMQ job carries the message id, and the outbox row goes
-    // (its DELETE follows the enqueue, after the answer: a busy machine may not have run it yet).
+    // Dispatched right after commit: the BullMQ job of its batch (of one) carries the message id, and the outbox
+    // row goes (its DELETE follows the enqueue, after the answer: a busy machine may not have run it yet).
     const job = await api.app.get<Queue>(getQueueToken(MessageQueue.name)).getJob(res.body.id);
-    expect(job?.data).toEqual({ accountId: expect.any(Number), messageId: res.body.id });
+    expect(job?.data).toEqual({ batch: res.body.id, messages: [{ accountId: expect.any(Number), id: res.body.id }] });
     await eventually(
       async () => (await db.query('SELECT id FROM outbox WHERE job_id = $1', [res.body.id])).length === 0,
       2_000,
@@ -238,6 +238,39 @@ describe('messages: durable queued acceptance and processing', () => {
     worker = await startWorker(FAST_RECOVERY);
     await eventually(async () => (await statuses([res.body.id])).processed === 1, 10_000);
     expect(await processedEvents([res.body.id])).toEqual([1]);
+  });
+
+  it("gives a lost batch's messages their one job back, and processes each once", async () => {
+    await worker?.close();
+    const ids = await acceptMany(http, 25, 'lost batch');
+    const [batch]: { jobId: string; ids: string[] }[] = await db.query(
+      `SELECT job_id AS "jobId", array_agg(id) AS ids FROM messages WHERE id = ANY($1) AND job_id IS NOT NULL
+        GROUP BY job_id ORDER BY count(*) DESC LIMIT 1`,
+      [ids],
+    );
+    expect(batch).toBeDefined(); // 25 accepts at once share statements
+    const queue = api.app.get<Queue>(getQueueToken(MessageQueue.name));
+    await eventually(async () => (await queue.getJobState(batch.jobId)) === 'waiting');
+    await eventually(
+      async () => (await db.query('SELECT count(*)::int AS n FROM outbox WHERE job_id = $1', [batch.jobId]))[0].n === 0,
+    );
+    expect(await queue.remove(batch.jobId)).toBe(1); // lost, as if Redis had been flushed
+
+    const added: string[] = [];
+    const queueEvents = new QueueEvents(MessageQueue.name, {
+      connection: queue.opts.connection,
+      prefix: queue.opts.prefix,
+    });
+    queueEvents.on('added', ({ jobId }) => added.push(jobId));
+    await queueEvents.waitUntilReady();
+    try {
+      worker = await startWorker(FAST_RECOVERY);
+      await eventually(async () => (await statuses(ids)).processed === 25, 10_000);
+      expect(await processedEvents(ids)).toEqual(Array(25).fill(1));
+      expect(added.filter((id) => [batch.jobId, ...batch.ids].includes(id))).toEqual([batch.jobId]);
+    } finally {
+      await queueEvents.close();
+    }
   });
 
   it('retries a message the processor rejects with backoff, then marks it failed with the reason', async () => {

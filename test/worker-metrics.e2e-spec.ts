@@ -194,7 +194,7 @@ describe('worker metrics and logs', () => {
       expect.objectContaining({
         level: 40,
         queue: 'messages',
-        job: 'message.process',
+        job: 'message.process-batch',
         jobId: id,
         reason: expect.stringContaining('rejected by the processor'),
       }),

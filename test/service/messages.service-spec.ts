@@ -4,12 +4,13 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { ApiError } from '@app/errors';
+import { JobRun } from '@app/jobs';
 import {
   MessageProcessingService,
   MessagesModule,
   MessagesService,
   POISON_PREFIX,
-  ProcessMessageJob,
+  ProcessMessagesJob,
 } from '@app/messages';
 import { featureModules, newAccount } from './feature-modules';
 
@@ -31,7 +32,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     db = app.get(DataSource);
     messages = app.get(MessagesService);
     processing = app.get(MessageProcessingService);
-    queue = app.get<Queue>(getQueueToken(ProcessMessageJob.queue.name));
+    queue = app.get<Queue>(getQueueToken(ProcessMessagesJob.queue.name));
   });
   afterAll(() => app?.close());
 
@@ -51,22 +52,35 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
       );
     });
 
-    it("queues the message's process job under the message id by the time create returns", async () => {
+    it("queues a lone message's process job under the message id by the time create returns", async () => {
       const accountId = await newAccount(app);
       const { id } = await messages.create(accountId, 'to the queue');
       const job = await queue.getJob(id);
-      expect(job?.name).toBe(ProcessMessageJob.name);
-      expect(job?.data).toEqual({ accountId, messageId: id });
+      expect(job?.name).toBe(ProcessMessagesJob.name);
+      expect(job?.data).toEqual({ batch: id, messages: [{ accountId, id }] });
     });
 
-    it('stores each of many concurrent accepts once, with one job each', async () => {
+    it('stores each of many concurrent accepts once, in the one job of its batch that its row names', async () => {
       const accountId = await newAccount(app);
       const accepted = await Promise.all(Array.from({ length: 30 }, (_, i) => messages.create(accountId, `m${i}`)));
       const ids = accepted.map((m) => m.id);
       expect(new Set(ids).size).toBe(30);
-      const [{ n }] = await db.query('SELECT count(*)::int AS n FROM messages WHERE account_id = $1', [accountId]);
-      expect(n).toBe(30);
-      expect((await Promise.all(ids.map((id) => queue.getJob(id)))).every((j) => j !== undefined)).toBe(true);
+      const rows: { id: string; jobId: string }[] = await db.query(
+        'SELECT id, coalesce(job_id, id) AS "jobId" FROM messages WHERE account_id = $1',
+        [accountId],
+      );
+      expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+      const jobs = new Map<string, string[]>();
+      for (const jobId of new Set(rows.map((r) => r.jobId))) {
+        const job = await queue.getJob(jobId);
+        jobs.set(
+          jobId,
+          (job?.data.messages ?? []).map((m: { id: string }) => m.id),
+        );
+      }
+      // More accepts than statements in flight at once: some shared a batch, and its job.
+      expect(jobs.size).toBeLessThan(30);
+      expect(rows.every((r) => jobs.get(r.jobId)?.filter((id) => id === r.id).length === 1)).toBe(true);
     });
 
     it('refuses only the message Postgres cannot store; the others accepted with it are stored', async () => {
@@ -193,6 +207,27 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
       expect(outcomes).toEqual([undefined, expect.any(Error)]);
       expect((await row(good.id)).status).toBe('processed');
       expect((await row(bad.id)).status).toBe('queued');
+    });
+
+    it("fails a batch's job with its rejected message's error once the others are processed; a rerun attempts only that one", async () => {
+      const good = await messages.create(accountId, 'good in a batch');
+      const bad = await messages.create(accountId, `${POISON_PREFIX}bad in a batch`);
+      const payload = { batch: good.id, messages: [good, bad].map(({ id }) => ({ accountId, id })) };
+      const run = (finalAttempt: boolean): JobRun => ({
+        id: good.id,
+        finalAttempt,
+        traceparent: null,
+        postpone: () => Promise.reject(new Error('not postponed')),
+        releaseDeduplication: () => Promise.resolve(),
+      });
+      await expect(processing.processMessages(payload, run(false))).rejects.toThrow(POISON_PREFIX);
+      expect([(await row(good.id)).status, (await row(bad.id)).status]).toEqual(['processed', 'queued']);
+      await expect(processing.processMessages(payload, run(true))).rejects.toThrow(POISON_PREFIX);
+      expect([await row(good.id), (await row(bad.id)).status]).toEqual([
+        { status: 'processed', attempts: 1, lastError: null },
+        'failed',
+      ]);
+      expect([await events(good.id, 'message.processed'), await events(bad.id, 'message.failed')]).toEqual([1, 1]);
     });
 
     it('does nothing, without an error, for a message that no longer exists', async () => {

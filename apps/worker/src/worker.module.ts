@@ -4,7 +4,7 @@ import { featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
 import { FanOutEventJob, FanOutPendingEventsJob } from '@app/events';
 import { JobsModule, RetentionJob } from '@app/jobs';
-import { ProcessMessageJob } from '@app/messages';
+import { ProcessMessageJob, ProcessMessagesJob } from '@app/messages';
 import { ReadinessService, TracingFlushService } from '@app/observability';
 import { RedisModule } from '@app/redis';
 import { FulfilOrderJob } from '@app/store';
@@ -25,6 +25,7 @@ import { WorkerShutdown } from './runtime/worker-shutdown';
  * not here (QueueWorkers).
  */
 export const JOBS = [
+  ProcessMessagesJob,
   ProcessMessageJob,
   FulfilOrderJob,
   FanOutEventJob,

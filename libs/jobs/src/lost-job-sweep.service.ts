@@ -8,6 +8,7 @@ import { LostJobRequeue } from './lost-job-requeue.service';
 import { outboxQueries } from './jobs.queries';
 import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
+import { StagedJob } from './job-definition';
 import { DueRow, LostJobSource, SweepSource } from './sweep-source';
 
 /** Pages a pass reads past rows whose jobs are all in hand (a legit backlog) before it stops. */
@@ -93,8 +94,7 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     ]);
     if (!due.length) return { rows: 0, lost: 0, last: null };
     const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
-    // Rows of one job (a batch's) are checked and requeued once.
-    const jobs = [...new Map(due.map((row) => source.job(row)).map((job) => [job.jobId, job])).values()];
+    const jobs = jobsOf(source, due);
     // A job still waiting in the outbox belongs to the relay, not to the sweep.
     const staged = await preparedQuery<Pick<OutboxEntity, 'jobId'>>(
       manager,
@@ -106,4 +106,16 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     const lost = await this.lostJobs.requeue(candidates.filter((_, i) => taken[i]));
     return { rows: due.length, lost, last };
   }
+}
+
+/** Rows of one job (a batch's) are checked and requeued once. */
+function jobsOf(source: SweepSource, rows: DueRow[]): StagedJob[] {
+  const byId = new Map<string, { job: StagedJob; rows: DueRow[] }>();
+  for (const row of rows) {
+    const job = source.job(row);
+    const seen = byId.get(job.jobId);
+    if (seen) seen.rows.push(row);
+    else byId.set(job.jobId, { job, rows: [row] });
+  }
+  return [...byId.values()].map((j) => (j.rows.length > 1 && source.jobOf ? source.jobOf(j.rows) : j.job));
 }

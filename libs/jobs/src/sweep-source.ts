@@ -20,6 +20,8 @@ export interface SweepSource {
   // LOCKED; a partial index on (due time, id) over the open rows serves it, so a pass reads only due rows.
   readonly dueSql: string;
   job(row: DueRow): StagedJob;
+  /** The rows of one job id in a page (a batch's) as that one job; without it, any one row's job stands for all. */
+  jobOf?(rows: DueRow[]): StagedJob;
 }
 
 export const LostJobSource = DiscoveryService.createDecorator<void>();
@@ -29,6 +31,7 @@ export function sweepSource<R extends DueRow>(source: {
   name: string;
   dueSql: string;
   job(row: R): StagedJob;
+  jobOf?(rows: R[]): StagedJob;
 }): Type<SweepSource> {
   return declaredProvider(source as SweepSource, LostJobSource(), 'SweepSource');
 }

@@ -6,12 +6,20 @@ import { preparedQuery } from '@app/database';
 import { describe } from '@app/errors';
 import { DomainUnitOfWork } from '@app/events';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
-import { ProcessMessageJob } from './message.jobs';
+import { currentTraceparent, runInTrace } from '@app/observability';
+import { MessageQueue, ProcessMessageJob, ProcessMessagesJob } from './message.jobs';
 import { ClaimedMessage, Message, messageQueries, ProcessedMessage } from './messages.queries';
 import { toMessageView } from './views';
 
 /** How long the first job of a batch waits for others: well under the lag budget, a few Redis round trips. */
 const BATCH_WAIT_MS = 5;
+
+/** A message's own span, named as its job's was before messages were processed in batches. */
+const MESSAGE_SPAN = `${MessageQueue.name} ${ProcessMessageJob.name}`;
+const MESSAGE_SPAN_ATTRIBUTES = {
+  'messaging.destination.name': MessageQueue.name,
+  'messaging.operation.name': ProcessMessageJob.name,
+};
 
 /** Messages beginning with this are rejected on every attempt: a way to see the failed path end to end. */
 export const POISON_PREFIX = 'poison:';
@@ -49,14 +57,31 @@ export class MessageProcessingService {
     this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);
   }
 
+  /**
+   * The job fails with the first of its messages' errors once all are settled; its retry claims only the messages
+   * still open, so each message is attempted as often as if it had a job of its own.
+   */
+  @OnJob(ProcessMessagesJob)
+  async processMessages(payload: JobPayload<typeof ProcessMessagesJob>, run: JobRun): Promise<void> {
+    // As a job of its own would run it: under a consumer span continuing the message's trace.
+    const outcomes = await Promise.allSettled(
+      payload.messages.map((m) =>
+        runInTrace(m.traceparent, MESSAGE_SPAN, 'consumer', MESSAGE_SPAN_ATTRIBUTES, () =>
+          this.submit(m.accountId, m.id, run.finalAttempt, currentTraceparent() ?? null),
+        ),
+      ),
+    );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
   @OnJob(ProcessMessageJob)
   async process(payload: JobPayload<typeof ProcessMessageJob>, run: JobRun): Promise<void> {
-    await this.batcher.submit({
-      accountId: payload.accountId,
-      messageId: payload.messageId,
-      finalAttempt: run.finalAttempt,
-      traceparent: run.traceparent,
-    });
+    await this.submit(payload.accountId, payload.messageId, run.finalAttempt, run.traceparent);
+  }
+
+  private submit(accountId: number, messageId: string, finalAttempt: boolean, traceparent: string | null) {
+    return this.batcher.submit({ accountId, messageId, finalAttempt, traceparent });
   }
 
   // One UPDATE claims the batch, one transaction finishes it. Per job: undefined when done (or nothing was left to

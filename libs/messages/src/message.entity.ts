@@ -80,4 +80,8 @@ export class MessageEntity {
 
   @Column('text', { nullable: true })
   traceparent!: string | null;
+
+  /** The process job that carries the message when it is not the message's own id: its batch's first message. */
+  @Column('text', { name: 'job_id', nullable: true })
+  jobId!: string | null;
 }

@@ -2,12 +2,31 @@ import { defineJob, defineQueue } from '@app/jobs';
 
 export const MessageQueue = defineQueue('messages');
 
-/** Two batches in flight: one in Postgres while the other completes its jobs in Redis and gathers the next. */
+/** A message a job is to process; its trace is the request's that accepted it. */
+export interface MessageRef {
+  accountId: number;
+  id: string;
+  traceparent?: string;
+}
+
+/**
+ * The messages of one group commit: queue costs (add, fetch, lock, completion) are paid per job, not per message.
+ * `batch` is the first message's id, which the others keep as their job_id (the lost-job sweep finds it from any).
+ * Two batches of messages in flight: one in Postgres while the other completes its jobs in Redis.
+ */
+export const ProcessMessagesJob = defineJob<{ batch: string; messages: MessageRef[] }>({
+  name: 'message.process-batch',
+  queue: MessageQueue,
+  jobId: ({ batch }) => batch,
+  concurrency: (config) => 2 * config.jobs.batchSize,
+  // A processed message's claim finds nothing to do, so a completed job is worth nothing kept.
+  dropCompleted: true,
+});
+
+/** One message, as releases before batches enqueued it: jobs of that kind may still wait in Redis or the outbox. */
 export const ProcessMessageJob = defineJob<{ accountId: number; messageId: string }>({
   name: 'message.process',
   queue: MessageQueue,
   jobId: ({ messageId }) => messageId,
-  concurrency: (config) => 2 * config.jobs.batchSize,
-  // At drain rates the 1,000 kept lasted under a second; a processed message's claim finds nothing to do.
   dropCompleted: true,
 });

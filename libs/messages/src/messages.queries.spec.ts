@@ -9,10 +9,10 @@ const row = (id: string): NewMessageRow => ({
 });
 
 describe('messageQueries.insertBatch', () => {
-  it('binds a batch of rows as one JSON text, not as an array per column', () => {
+  it("binds a batch of rows as one JSON text, not as an array per column, beside its job's id", () => {
     const rows = [row('msg_a'), row('msg_b')];
     const { values } = messageQueries.insertBatch(rows);
-    expect(values).toHaveLength(1);
-    expect(JSON.parse(values[0] as string)).toEqual(rows);
+    expect(values).toHaveLength(2);
+    expect([values[0], JSON.parse(values[1] as string)]).toEqual(['msg_a', rows]);
   });
 });

@@ -8,7 +8,7 @@ export const MESSAGE_COLUMNS = (t: string) =>
    ${t}.failed_at AS "failedAt"`;
 
 /** As MESSAGE_COLUMNS reads it. */
-export type Message = Omit<MessageEntity, 'traceparent'>;
+export type Message = Omit<MessageEntity, 'traceparent' | 'jobId'>;
 
 export interface MessageListFilter {
   limit: number;
@@ -42,7 +42,8 @@ export type NewMessageRow = Pick<MessageEntity, 'id' | 'accountId' | 'traceparen
 export const messageQueries = {
   /**
    * One row (most batches at a steady rate) as plain parameters; more as one JSON text of the rows (one
-   * JSON.stringify, where pg formatted and escaped an array literal per column, ~2 KB per row).
+   * JSON.stringify, where pg formatted and escaped an array literal per column, ~2 KB per row). The rows share the
+   * job of the first (ProcessMessagesJob): the others keep its id as their job_id.
    */
   insertBatch: (rows: NewMessageRow[]) => {
     if (rows.length === 1) {
@@ -50,8 +51,8 @@ export const messageQueries = {
       return sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
   VALUES (${r.id}, ${r.accountId}, ${r.text}, 'queued', 0, ${r.createdAt}::timestamptz, ${r.traceparent})`;
     }
-    return sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent)
-  SELECT id, "accountId", text, 'queued', 0, "createdAt", traceparent
+    return sql`INSERT INTO messages (id, account_id, message, status, attempts, created_at, traceparent, job_id)
+  SELECT id, "accountId", text, 'queued', 0, "createdAt", traceparent, NULLIF(${rows[0].id}, id)
   FROM json_to_recordset(${JSON.stringify(rows)}::json)
     AS m(id text, "accountId" bigint, text text, "createdAt" timestamptz, traceparent text)`;
   },
@@ -89,7 +90,8 @@ export const messageQueries = {
           RETURNING ${columns}`,
   /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
   sweepDue: () =>
-    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM messages
+    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt",
+              coalesce(job_id, id) AS "jobId" FROM messages
        WHERE status IN ('queued', 'processing')
          AND created_at < now() - make_interval(secs => $1::double precision / 1000)
          AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::text, ''))

@@ -20,6 +20,7 @@ import { TenantLeadingKeys1764600000000 } from './1764600000000-tenant-leading-k
 import { WebhookCreatedByAdmin1764700000000 } from './1764700000000-webhook-created-by-admin';
 import { PendingEventsByAccount1764800000000 } from './1764800000000-pending-events-by-account';
 import { AdminOnlyEvents1764900000000 } from './1764900000000-admin-only-events';
+import { MessageBatchJobs1765000000000 } from './1765000000000-message-batch-jobs';
 
 /** Applied in this order; features append their migrations at the end, never edit a landed one. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   WebhookCreatedByAdmin1764700000000,
   PendingEventsByAccount1764800000000,
   AdminOnlyEvents1764900000000,
+  MessageBatchJobs1765000000000,
 ];
