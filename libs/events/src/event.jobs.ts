@@ -3,7 +3,7 @@ import { defineJob, defineQueue } from '@app/jobs';
 /** Event fan-out: short jobs on Postgres. */
 export const EventQueue = defineQueue('events');
 
-/** One event's fan-out: staged by releases before FanOutPendingEventsJob and by the sweep; handled by @app/webhooks. */
+/** One event's fan-out, as releases before FanOutPendingEventsJob staged it; handled by @app/webhooks. */
 export const FanOutEventJob = defineJob<{ accountId: number; eventId: number }>({
   name: 'event.fan-out',
   queue: EventQueue,

@@ -1,11 +1,18 @@
 import { stagedJob, sweepSource } from '@app/jobs';
-import { FanOutEventJob } from './event.jobs';
+import { FanOutPendingEventsJob } from './event.jobs';
 import { eventQueries } from './events.queries';
 
-/** Events not yet fanned out one sweep interval after they were recorded. */
+/**
+ * Events not yet fanned out one sweep interval after they were recorded. Their job is the account's pending fan-out:
+ * one the event started, or the one waiting that its own was folded into (deduplication), which the sweep asks for.
+ */
 export const EventsSweepSource = sweepSource({
   name: 'events',
   dueSql: eventQueries.sweepDue().text,
   job: (row) =>
-    stagedJob(FanOutEventJob, { accountId: row.accountId, eventId: Number(row.id) }, { traceparent: row.traceparent }),
+    stagedJob(
+      FanOutPendingEventsJob,
+      { accountId: row.accountId, eventId: Number(row.id) },
+      { traceparent: row.traceparent },
+    ),
 });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { StagedJob } from './job-definition';
+import { jobDeduplication, StagedJob } from './job-definition';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { JobQueues } from './job-queues';
 import { outboxRow } from './outbox-row';
@@ -13,12 +13,21 @@ export class LostJobRequeue {
     private readonly redisMemory: RedisMemoryWatch,
   ) {}
 
-  /** True when BullMQ no longer holds `job` to run; one it finished is removed, else re-adding its id is a no-op. */
+  /**
+   * True when BullMQ no longer holds `job` to run, nor (for a deduplicated definition) the job its own would be
+   * folded into; a finished one is removed, else re-adding its id is a no-op.
+   */
   async takeBackIfLost(job: StagedJob): Promise<boolean> {
     const queue = this.queues.get(job.queue);
     // Not getJobState, whose LPOS scans the whole wait list. A job BullMQ will still run has no finishedOn.
     const held = await queue.getJob(job.jobId);
     if (held && !held.finishedOn) return false;
+    const deduplication = jobDeduplication(job.name, job.payload);
+    const holderId = deduplication && (await queue.getDeduplicationJobId(deduplication.id));
+    if (holderId && holderId !== job.jobId) {
+      const holder = await queue.getJob(holderId);
+      if (holder && !holder.finishedOn) return false;
+    }
     if (held) await queue.remove(job.jobId);
     return true;
   }
