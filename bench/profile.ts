@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
+import { GC_TRACE_FLAGS, GcSummary, GcTrace } from './lib/gc-trace';
 import { measure, send, Target } from './lib/load';
 import { drainRate } from './lib/pipeline';
 import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
@@ -28,6 +28,8 @@ const SURVIVORS = argv.includes('--survivors');
 const ALLOC = argv.includes('--alloc') || SURVIVORS;
 /** With --alloc: V8 inlines nothing, so each function's own allocations are counted as its (slower; totals move). */
 const NO_INLINING = argv.includes('--no-inlining');
+/** A full collection under load as the measured seconds start: runs then compare in the state a mark-compact leaves. */
+const FULL_GC = argv.includes('--full-gc');
 const INSPECT_PORT = 9339 + (process.pid % 500);
 const WEBHOOKS = Number(option('--webhooks', '5000'));
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
@@ -111,8 +113,8 @@ interface SamplingNode {
   children: SamplingNode[];
 }
 
-/** V8's sampling heap profiler over the inspector protocol, counting objects the GC already collected. */
-class AllocationSampling {
+/** One inspector session on the API. */
+class Inspector {
   private seq = 0;
   private readonly pending = new Map<number, (result: unknown) => void>();
 
@@ -123,25 +125,44 @@ class AllocationSampling {
     };
   }
 
-  static async start(port: number): Promise<AllocationSampling> {
+  static async connect(port: number): Promise<Inspector> {
     const [{ webSocketDebuggerUrl }] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
       webSocketDebuggerUrl: string;
     }[];
     const ws = new WebSocket(webSocketDebuggerUrl);
     await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
-    const s = new AllocationSampling(ws);
-    await s.call('HeapProfiler.enable');
-    await s.call('HeapProfiler.startSampling', {
+    return new Inspector(ws);
+  }
+
+  call(method: string, params: object = {}): Promise<unknown> {
+    const id = ++this.seq;
+    this.ws.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve) => this.pending.set(id, resolve));
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/** V8's sampling heap profiler over the inspector protocol, counting objects the GC already collected. */
+class AllocationSampling {
+  private constructor(private readonly inspector: Inspector) {}
+
+  static async start(inspector: Inspector): Promise<AllocationSampling> {
+    await inspector.call('HeapProfiler.enable');
+    await inspector.call('HeapProfiler.startSampling', {
       samplingInterval: 1024,
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: !SURVIVORS,
     });
-    return s;
+    return new AllocationSampling(inspector);
   }
 
   async stop(requests: number): Promise<string> {
-    const { profile } = (await this.call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
-    this.ws.close();
+    const { profile } = (await this.inspector.call('HeapProfiler.stopSampling')) as {
+      profile: { head: SamplingNode };
+    };
     const file = join(tmp, 'alloc.heapprofile');
     writeFileSync(file, JSON.stringify(profile));
     const byFunction = new Map<string, number>();
@@ -176,12 +197,6 @@ class AllocationSampling {
       `profile: ${file} (open in DevTools' Memory tab)`,
     ].join('\n');
   }
-
-  private call(method: string, params: object = {}): Promise<unknown> {
-    const id = ++this.seq;
-    this.ws.send(JSON.stringify({ id, method, params }));
-    return new Promise((resolve) => this.pending.set(id, resolve));
-  }
 }
 
 async function main(): Promise<void> {
@@ -197,7 +212,8 @@ async function main(): Promise<void> {
   const proc = startNode(
     'api',
     [
-      ...(ALLOC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : ['--cpu-prof', `--cpu-prof-dir=${tmp}`]),
+      ...(ALLOC || FULL_GC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []),
+      ...(ALLOC ? [] : ['--cpu-prof', `--cpu-prof-dir=${tmp}`]),
       ...(NO_INLINING ? ['--no-turbo-inlining'] : []),
       ...GC_TRACE_FLAGS,
       ...server,
@@ -233,13 +249,18 @@ async function main(): Promise<void> {
   log(`warming up, then ${SECONDS} s of ${ROUTE}${RATE ? ` at ${RATE}/s` : ''}`);
   await measure(target, { connections: 50, warmupS: 0, durationS: 10 });
   const gc = new GcTrace(join(tmp, 'api.out'));
-  const sampling = ALLOC ? await AllocationSampling.start(INSPECT_PORT) : undefined;
+  const inspector = ALLOC || FULL_GC ? await Inspector.connect(INSPECT_PORT) : undefined;
+  const sampling = ALLOC ? await AllocationSampling.start(inspector!) : undefined;
+  // Promotion differs before and after the first mark-compact under load (decisions.md, "Promoted garbage").
+  const fullGc = FULL_GC ? sleep(1_000).then(() => inspector!.call('HeapProfiler.collectGarbage')) : undefined;
   const m = await measure(target, { connections: 50, warmupS: 0, durationS: SECONDS, pid: proc.pid, gc });
+  await fullGc;
   const allocations = await sampling?.stop(m.total);
+  inspector?.close();
   await proc.stop();
   if (allocations) {
     process.stdout.write(
-      `## ${ROUTE}: ${((m.gc?.allocatedBytes ?? NaN) / 1024 / m.total).toFixed(1)} KB allocated/req\n\n${allocations}\n`,
+      `## ${ROUTE}: ${((m.gc?.allocatedBytes ?? NaN) / 1024 / m.total).toFixed(1)} KB allocated/req, ${promotedPerScavenge(m.gc)}\n\n${allocations}\n`,
     );
     return;
   }
@@ -247,10 +268,17 @@ async function main(): Promise<void> {
   report(
     `${ROUTE}: ${Math.round(m.rps)} req/s, p99 ${m.p99.toFixed(1)} ms, ${Math.round(m.cpuUsPerReq)} µs CPU/req, ` +
       `${((m.gc?.allocatedBytes ?? NaN) / 1024 / m.total).toFixed(1)} KB allocated/req, ` +
-      `${pauses.length} GCs (longest ${Math.max(0, ...pauses).toFixed(1)} ms), ${m.failures} failed`,
+      `${pauses.length} GCs (longest ${Math.max(0, ...pauses).toFixed(1)} ms), ${promotedPerScavenge(m.gc)}, ${m.failures} failed`,
     SECONDS * 1000,
     m.total,
   );
+}
+
+/** What outlived two scavenges, per scavenge: retention that the sampled shares do not show (decisions.md, "Promoted garbage"). */
+function promotedPerScavenge(gc: GcSummary | undefined): string {
+  return gc
+    ? `${Math.round(gc.promotedBytes / 1024 / Math.max(1, gc.scavenges))} KB promoted per scavenge (${gc.scavenges})`
+    : '';
 }
 
 function report(title: string, windowMs: number, units: number): void {

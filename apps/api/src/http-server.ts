@@ -7,6 +7,7 @@ import { INestApplication, Logger } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
 import { armShutdownWatchdog } from '@app/observability';
+import { InFlightResponses } from './in-flight-responses';
 
 // A slowloris socket is dropped within HEADERS_TIMEOUT_MS plus one check.
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -109,14 +110,14 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
   const logger = new Logger('HttpServer');
   await app.init();
   const handler = app.getHttpAdapter().getInstance() as RequestListener;
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new InFlightResponses<ServerResponse>();
   let draining = false;
 
   const server = createApiServer((req, res) => {
-    inFlight.add(res);
+    const slot = inFlight.add(res);
     // 'close' comes once: `on` spares the wrapper `once` makes per request.
     res.on('close', () => {
-      inFlight.delete(res);
+      inFlight.remove(slot, res);
       // An idle keep-alive socket is closed now rather than after keepAliveTimeout.
       if (draining) setImmediate(() => server.closeIdleConnections());
     });

@@ -85,8 +85,10 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private degraded = false;
   // An unresponsive Redis costs one request per PROBE_MS a command timeout, not every request.
   private probeAtMs = 0;
-  // By bucket; sent when the turn's I/O callbacks have all run.
-  private readonly queued = new Map<string, QueuedCall[]>();
+  // By bucket; sent when the turn's I/O callbacks have all run. A new map each turn: a cleared one's old table keeps
+  // its entries and, once V8 has moved it to the old generation, keeps the turn's calls from scavenges (decisions.md,
+  // "Promoted garbage").
+  private queued = new Map<string, QueuedCall[]>();
   // By bucket, then ban key: no string made per call to find them.
   private readonly prepared = new Map<string, Map<string, Prepared>>();
   private preparedCount = 0;
@@ -195,12 +197,13 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   }
 
   private readonly flush = (): void => {
-    for (const calls of this.queued.values()) {
+    const queued = this.queued;
+    this.queued = new Map();
+    for (const calls of queued.values()) {
       this.noteUsage(calls);
       if (calls.length <= MAX_BATCH) void this.send(calls);
       else for (let i = 0; i < calls.length; i += MAX_BATCH) void this.send(calls.slice(i, i + MAX_BATCH));
     }
-    this.queued.clear();
   };
 
   // One usage hash per minute the batch spans, for the worker to find.
