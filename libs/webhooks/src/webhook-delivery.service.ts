@@ -12,6 +12,7 @@ import { DeliverWebhookBatchJob, DeliverWebhookJob, WebhookQueue } from './webho
 import { webhookDeliveries, WebhookOutcome } from './webhook-metrics';
 import { toWebhookView } from './views';
 import {
+  BatchRowToSend,
   DeliveredAttempt,
   DeliveryToSend,
   isAdminOnlyWebhook,
@@ -84,11 +85,14 @@ export class WebhookDeliveryService {
 
   /** Those not attempted yet (a rerun of the job skips the ones it recorded); each in its own delivery's trace. */
   async deliverBatch(job: BatchJob): Promise<void> {
-    const deliveries = await preparedQuery<DeliveryToSend>(
+    const rows = await preparedQuery<BatchRowToSend>(
       this.dataSource.manager,
       webhookDeliveryQueries.batchToSend(job.accountId, job.webhookId, job.createdAtUs),
     );
-    if (!deliveries.length) return;
+    if (!rows.length) return;
+    const webhook = rows[0].webhook!;
+    for (const row of rows) row.webhook = webhook;
+    const deliveries = rows as DeliveryToSend[];
     // As a job of its own would run it: under a consumer span continuing the delivery's trace.
     await this.send(deliveries, (d, attempt) =>
       runInTrace(

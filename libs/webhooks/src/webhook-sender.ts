@@ -19,7 +19,8 @@ export interface SendResult {
 }
 
 /** A webhook's URL as checked: where its sends go, or why none may. */
-export type WebhookDestination = { refused: string } | { request: typeof httpRequest; options: RequestOptions };
+export type WebhookDestination =
+  { refused: string } | { request: typeof httpRequest; options: RequestOptions; host: string };
 
 /** More of an answer than this is not read: the connection is dropped instead of kept. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -62,7 +63,7 @@ export class WebhookSender {
       lookup,
       agent: https ? this.agents.https : this.agents.http,
     };
-    return { request: https ? httpsRequest : httpRequest, options };
+    return { request: https ? httpsRequest : httpRequest, options, host: url.host };
   }
 
   /** To a URL (checked first) or a destination already checked. */
@@ -70,7 +71,11 @@ export class WebhookSender {
     const destination = typeof to === 'string' ? await this.destination(to) : to;
     if ('refused' in destination)
       return { ok: false, statusCode: null, error: destination.refused, refused: true, durationMs: 0, excerpt: null };
-    const { request, options } = destination;
+    const { request, options, host } = destination;
+    // A list skips Node's per-header setHeader and map; Node adds no Host to a list: the URL's, as Node writes it.
+    const headerList = ['Host', host];
+    for (const name in headers) headerList.push(name, headers[name]);
+    headerList.push('Content-Length', String(Buffer.byteLength(body)));
 
     const started = performance.now();
     return new Promise<SendResult>((resolve) => {
@@ -83,31 +88,28 @@ export class WebhookSender {
         clearTimeout(timer);
         resolve({ ...result, durationMs: Math.round(performance.now() - started) });
       };
-      const req = request(
-        { ...options, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          const outcome =
-            status >= 200 && status < 300
-              ? { ok: true, statusCode: status, error: null }
-              : status >= 300 && status < 400
-                ? { ok: false, statusCode: status, error: 'redirect not followed' }
-                : { ok: false, statusCode: status, error: `HTTP ${status}` };
-          // Read to its end (within the timeout and a size cap): the connection is kept for the next
-          // delivery, and its first bytes are kept for the deliveries list.
-          const kept: Buffer[] = [];
-          let read = 0;
-          const done = () => settle({ ...outcome, excerpt: excerptOf(kept) });
-          answered = done;
-          res.on('data', (chunk: Buffer) => {
-            if (read < RESPONSE_EXCERPT_BYTES) kept.push(chunk.subarray(0, RESPONSE_EXCERPT_BYTES - read));
-            if ((read += chunk.length) > MAX_ANSWER_BYTES) res.destroy();
-          });
-          res.on('end', done);
-          res.on('close', done);
-          res.on('error', () => undefined);
-        },
-      );
+      const req = request({ ...options, headers: headerList }, (res) => {
+        const status = res.statusCode ?? 0;
+        const outcome =
+          status >= 200 && status < 300
+            ? { ok: true, statusCode: status, error: null }
+            : status >= 300 && status < 400
+              ? { ok: false, statusCode: status, error: 'redirect not followed' }
+              : { ok: false, statusCode: status, error: `HTTP ${status}` };
+        // Read to its end (within the timeout and a size cap): the connection is kept for the next
+        // delivery, and its first bytes are kept for the deliveries list.
+        const kept: Buffer[] = [];
+        let read = 0;
+        const done = () => settle({ ...outcome, excerpt: excerptOf(kept) });
+        answered = done;
+        res.on('data', (chunk: Buffer) => {
+          if (read < RESPONSE_EXCERPT_BYTES) kept.push(chunk.subarray(0, RESPONSE_EXCERPT_BYTES - read));
+          if ((read += chunk.length) > MAX_ANSWER_BYTES) res.destroy();
+        });
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', () => undefined);
+      });
       // Past the timeout the status already received (if any) decides; the rest of the answer is dropped.
       const timer = setTimeout(() => {
         answered?.();
@@ -128,5 +130,6 @@ export class WebhookSender {
 
 /** Without NUL (Postgres text refuses it); a cut character becomes U+FFFD. */
 function excerptOf(chunks: Buffer[]): string {
+  if (!chunks.length) return '';
   return Buffer.concat(chunks).toString('utf8').replaceAll('\0', '');
 }

@@ -165,11 +165,9 @@ SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_i
   d.event_type AS "eventType", d.status, d.attempts, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
   d.last_duration_ms AS "lastDurationMs", d.last_response_excerpt AS "lastResponseExcerpt", d.resend_of AS "resendOf",
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
-  d.created_at AS "createdAt", d.traceparent,
-  (SELECT row_to_json(x) FROM (SELECT w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
+  d.created_at AS "createdAt", d.traceparent, (SELECT row_to_json(x) FROM (SELECT w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
-  w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-  (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
+  w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook, (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2;
 
 -- webhookDeliveryQueries.batchToSend
@@ -178,11 +176,11 @@ SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_i
   d.last_duration_ms AS "lastDurationMs", d.last_response_excerpt AS "lastResponseExcerpt", d.resend_of AS "resendOf",
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
   d.created_at AS "createdAt", d.traceparent,
-  (SELECT row_to_json(x) FROM (SELECT w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
+  CASE WHEN row_number() OVER (ORDER BY d.id) = 1 THEN (SELECT row_to_json(x) FROM (SELECT w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
-  w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-  (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
-  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d
+  w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) END AS webhook, (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
+  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event
+  FROM webhook_deliveries d
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AND d.created_at = timestamptz 'epoch' + $3::bigint * interval '1 microsecond'
   AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
   ORDER BY d.id;

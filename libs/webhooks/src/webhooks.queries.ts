@@ -146,9 +146,12 @@ export interface DeliveryToSend extends WebhookDelivery {
   event: JsonRow<DomainEvent & Pick<DomainEventEntity, 'adminOnly'>> | null;
 }
 
-const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent,
-    (SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook,
-    (SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS}, e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
+const WEBHOOK_TO_SEND = `(SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x)`;
+const EVENT_TO_SEND = `(SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS}, e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
+const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent, ${WEBHOOK_TO_SEND} AS webhook, ${EVENT_TO_SEND}`;
+
+/** A batch's row: its one webhook comes on the first row only (null on the others), read and parsed once. */
+export type BatchRowToSend = Omit<DeliveryToSend, 'webhook'> & { webhook: DeliveryToSend['webhook'] | null };
 
 /** A fan-out batch's time (DeliverWebhookBatchJob's createdAtUs) as a timestamp. */
 const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
@@ -308,7 +311,9 @@ export const webhookDeliveryQueries = {
   batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
     new Sql(
       [
-        `SELECT ${TO_SEND_COLUMNS} FROM webhook_deliveries d
+        `SELECT ${DELIVERY_COLUMNS}, d.traceparent,
+    CASE WHEN row_number() OVER (ORDER BY d.id) = 1 THEN ${WEBHOOK_TO_SEND} END AS webhook, ${EVENT_TO_SEND}
+  FROM webhook_deliveries d
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
     AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
   ORDER BY d.id`,
