@@ -1,14 +1,26 @@
 // `npm run bench:instructions [-- build.js ...] [--warmup N] [--only 'GET /v1/pets/{id}' ...]`: user-space
 // instructions per request of the hot routes under callgrind (docs/internals/benchmarks.md, "Instructions, not seconds").
-import { execFileSync, spawn } from 'node:child_process';
+// `--webhooks N [--checkout dir ...]`: instead, per delivery of one worker (each checkout's build) delivering N queued
+// pet.created events to a loopback receiver, counted from the worker's readiness to the last delivery.
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { send, Target } from './lib/load';
-import { HAS_TASKSET, SERVER_CORE, sleep, TS_NODE } from './lib/proc';
+import {
+  APP_NODE_OPTIONS,
+  freePort,
+  HAS_TASKSET,
+  SERVER_CORE,
+  sleep,
+  startNode,
+  TS_NODE,
+  waitForHttp,
+} from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, seedPets, benchEnv } from './lib/setup';
 import { argv, option } from './lib/argv';
+import { queuePetCreated, webhookReceiver } from './lib/webhook-load';
 
 // V8 on Node 24 (Maglev, then TurboFan) is still compiling our route after 3,000 requests: a count
 // taken then includes that compile work (docs/internals/benchmarks.md).
@@ -21,6 +33,10 @@ type Route = [string, Target, number?];
 
 const builds = argv.filter((a) => a.endsWith('.js'));
 const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
+const WEBHOOKS = Number(option('--webhooks', '0'));
+const CHECKOUTS = argv.flatMap((a, i) => (argv[i - 1] === '--checkout' ? [a] : []));
+/** Extra node flags for the counted worker (`--node-flag=--no-memory-reducer`): V8's timers see valgrind's slowness. */
+const NODE_FLAGS = argv.filter((a) => a.startsWith('--node-flag=')).map((a) => a.slice('--node-flag='.length));
 if (!builds.length) builds.push('dist/apps/api/src/main.js');
 
 const env = benchEnv({ PORT: String(PORT) });
@@ -56,14 +72,9 @@ async function waitLive(url: string, timeoutMs = 300_000): Promise<void> {
   throw new Error(`API not live at ${url}`);
 }
 
-/** Counts each route's instructions in one server process started as `node ...nodeArgs`. */
-async function measureServer(
-  label: string,
-  prefix: string,
-  nodeArgs: string[],
-  livePath: string,
-  routes: Route[],
-): Promise<Map<string, number>> {
+/** `node ...nodeArgs` under callgrind, counting nothing until told; taskset execs valgrind in place, so the pid is
+ * the one callgrind_control addresses. */
+function underCallgrind(prefix: string, nodeArgs: string[], childEnv: NodeJS.ProcessEnv): ChildProcess {
   const valgrind = [
     'valgrind',
     '--tool=callgrind',
@@ -73,8 +84,18 @@ async function measureServer(
     ...nodeArgs,
   ];
   const [cmd, ...args] = HAS_TASKSET ? ['taskset', '-c', String(SERVER_CORE), ...valgrind] : valgrind;
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: 'ignore' });
-  // taskset execs valgrind in place: the pid is the one callgrind_control addresses.
+  return spawn(cmd, args, { env: childEnv, stdio: 'ignore' });
+}
+
+/** Counts each route's instructions in one server process started as `node ...nodeArgs`. */
+async function measureServer(
+  label: string,
+  prefix: string,
+  nodeArgs: string[],
+  livePath: string,
+  routes: Route[],
+): Promise<Map<string, number>> {
+  const child = underCallgrind(prefix, nodeArgs, { ...process.env, ...env });
   const pid = child.pid as number;
   try {
     await waitLive(`http://127.0.0.1:${PORT}${livePath}`);
@@ -100,8 +121,67 @@ async function measureServer(
   }
 }
 
+/** Instructions per delivery of `checkout`'s worker: WEBHOOKS events queued (worker stopped), then delivered. */
+async function countWebhooks(checkout: string, prefix: string): Promise<{ perDelivery: number; counted: number }> {
+  await freshStores(env);
+  const account = createAccount('bench-instructions', { ...env, LOG_LEVEL: 'error' });
+  const hookEnv = { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', SWEEP_INTERVAL_MS: String(24 * 3600 * 1000) };
+  const api = startNode('api', ['dist/apps/api/src/main.js'], hookEnv, tmp);
+  const url = `http://127.0.0.1:${PORT}`;
+  await waitForHttp(`${url}/health/ready`, api);
+  const receiver = await webhookReceiver();
+  const { times } = receiver;
+  await queuePetCreated(url, account.apiKey, receiver.url, WEBHOOKS);
+  await api.stop();
+  const workerPort = await freePort();
+  const child = underCallgrind(prefix, [...NODE_FLAGS, `${checkout}/dist/apps/worker/src/main.js`], {
+    ...process.env,
+    NODE_OPTIONS: APP_NODE_OPTIONS,
+    ...hookEnv,
+    WORKER_PORT: String(workerPort),
+  });
+  const pid = child.pid as number;
+  try {
+    await waitLive(`http://127.0.0.1:${workerPort}/health/ready`);
+    callgrindControl(pid, '--instr=on');
+    const first = times.length;
+    log(`${checkout}: counting from delivery ${first}`);
+    const deadline = Date.now() + 1_800_000;
+    while (times.length < WEBHOOKS && Date.now() < deadline) await sleep(200);
+    callgrindControl(pid, '--instr=off');
+    callgrindControl(pid, '-d');
+    await sleep(500);
+    const counted = times.length - first;
+    return { perDelivery: newestTotal(prefix) / counted, counted };
+  } finally {
+    child.kill('SIGKILL');
+    receiver.server.close();
+  }
+}
+
+async function webhooksMain(): Promise<void> {
+  const checkouts = CHECKOUTS.length ? CHECKOUTS : ['.'];
+  const rows: string[] = [];
+  for (const [k, checkout] of checkouts.entries()) {
+    const { perDelivery, counted } = await countWebhooks(checkout, `cg-hooks-${k}`);
+    rows.push(`| ${checkout} | ${(perDelivery / 1e6).toFixed(3)} M | ${counted} |`);
+  }
+  process.stdout.write(
+    [
+      `Worker instructions per webhook delivery (callgrind, user space), ${WEBHOOKS} queued pet.created events` +
+        `${NODE_FLAGS.length ? ` (node ${NODE_FLAGS.join(' ')})` : ''}:`,
+      '',
+      '| checkout | instructions per delivery | deliveries counted |',
+      '|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  if (WEBHOOKS) return webhooksMain();
   await freshStores(env);
   const account = createAccount('bench-instructions', { ...env, LOG_LEVEL: 'error' });
   const pool = new Pool({ connectionString: DATABASE_URL });

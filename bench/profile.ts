@@ -1,10 +1,8 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--alloc [--survivors] [--no-inlining]] [--build dist/apps/api/src/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--interval 1000] [--alloc [--survivors] [--no-inlining]] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { GC_TRACE_FLAGS, GcSummary, GcTrace } from './lib/gc-trace';
@@ -13,6 +11,7 @@ import { drainRate } from './lib/pipeline';
 import { cpuMs, freePort, pinLoadGenerator, sleep, startNode, TS_NODE, waitForHttp } from './lib/proc';
 import { createAccount, DATABASE_URL, freshStores, seedPets, benchEnv } from './lib/setup';
 import { argv, option } from './lib/argv';
+import { queuePetCreated, webhookReceiver } from './lib/webhook-load';
 
 pinLoadGenerator();
 
@@ -32,6 +31,8 @@ const NO_INLINING = argv.includes('--no-inlining');
 const FULL_GC = argv.includes('--full-gc');
 const INSPECT_PORT = 9339 + (process.pid % 500);
 const WEBHOOKS = Number(option('--webhooks', '5000'));
+/** The CPU profiler's sampling interval in µs (V8's default 1,000): 5,000 deliveries take ~1,300 samples at it. */
+const CPU_PROF = ['--cpu-prof', `--cpu-prof-interval=${Number(option('--interval', '1000'))}`];
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-profile-'));
 const log = (msg: string) => process.stderr.write(`[profile] ${msg}\n`);
 
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
     'api',
     [
       ...(ALLOC || FULL_GC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []),
-      ...(ALLOC ? [] : ['--cpu-prof', `--cpu-prof-dir=${tmp}`]),
+      ...(ALLOC ? [] : [...CPU_PROF, `--cpu-prof-dir=${tmp}`]),
       ...(NO_INLINING ? ['--no-turbo-inlining'] : []),
       ...GC_TRACE_FLAGS,
       ...server,
@@ -294,7 +295,7 @@ function report(title: string, windowMs: number, units: number): void {
 async function startProfiledWorker() {
   return startNode(
     'worker',
-    ['--cpu-prof', `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
+    [...CPU_PROF, `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
     { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_PORT: String(await freePort()) },
     tmp,
   );
@@ -340,31 +341,10 @@ async function profileWorker(apiKey: string): Promise<void> {
   const api = startNode('api', [BUILD], { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }, tmp);
   const url = `http://127.0.0.1:${env.PORT}`;
   await waitForHttp(`${url}/health/ready`, api);
-  const times: number[] = [];
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      times.push(performance.now());
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
-  const post = (path: string, body: object) =>
-    fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
-  const category = (await post('/v1/categories', { name: 'hooks' })) as { id: number };
-  await post('/v1/webhooks', { url: hookUrl, events: ['pet.created'] });
+  const receiver = await webhookReceiver();
+  const { times } = receiver;
   log(`queueing ${WEBHOOKS} pet.created events, worker stopped`);
-  await send(
-    {
-      url: `${url}/v1/pets`,
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
-    },
-    WEBHOOKS,
-  );
+  await queuePetCreated(url, apiKey, receiver.url, WEBHOOKS);
   await api.stop();
   const worker = await startProfiledWorker();
   const started = performance.now();
@@ -373,7 +353,7 @@ async function profileWorker(apiKey: string): Promise<void> {
   const cpu = cpuMs(worker.pid) - cpu0;
   const windowMs = times[times.length - 1] - times[0];
   await worker.stop();
-  receiver.close();
+  receiver.server.close();
   report(
     `webhooks: ${times.length} of ${WEBHOOKS} delivered, ${Math.round((times.length - 1) / (windowMs / 1000))}/s ` +
       `(first to last), worker CPU ${Math.round((cpu * 1000) / times.length)} µs per delivery (boot included)`,

@@ -1,8 +1,6 @@
 // `npm run bench`: baselines and the service's hot paths in one run; flags in docs/internals/benchmarks.md.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +56,7 @@ import {
   SameIoRows,
 } from './lib/report';
 import { STREAMS_PER_KEY, streamFanOut } from './lib/streams';
+import { queuePetCreated, webhookReceiver } from './lib/webhook-load';
 import { OtlpReceiver } from '../test/support/otlp-receiver';
 import { drainRate, pipeline, renderPipeline } from './lib/pipeline';
 import { GC_TRACE_FLAGS, GcTrace } from './lib/gc-trace';
@@ -322,23 +321,6 @@ async function plainMessageInserts(pool: Pool, accountId: number, durationS: num
   return { rps: latencies.length / seconds, p50: pct(0.5), p99: pct(0.99) };
 }
 
-/** Answers 204 at once so the worker is what is measured. */
-function webhookReceiver(): Promise<{ server: Server; url: string; times: number[] }> {
-  const times: number[] = [];
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      times.push(performance.now());
-      res.writeHead(204).end();
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, times }),
-    ),
-  );
-}
-
 // T.lost messages whose jobs never reached Redis, recovered by the lost-job sweep with one worker,
 // then two (not pinned: with no load generator running, the workers may use both cores).
 async function sweepRecovery(pool: Pool, accountId: number): Promise<SweepRows> {
@@ -378,28 +360,7 @@ async function webhookDeliveries(apiUrl: string, apiKey: string): Promise<Webhoo
   log(`queueing ${T.queued} webhook events, worker stopped`);
   await flushRedis();
   const receiver = await webhookReceiver();
-  const category = (await (
-    await fetch(`${apiUrl}/v1/categories`, {
-      method: 'POST',
-      headers: json(apiKey),
-      body: JSON.stringify({ name: 'hooks' }),
-    })
-  ).json()) as { id: number };
-  const hook = await fetch(`${apiUrl}/v1/webhooks`, {
-    method: 'POST',
-    headers: json(apiKey),
-    body: JSON.stringify({ url: receiver.url, events: ['pet.created'] }),
-  });
-  if (hook.status !== 201) throw new Error(`webhook not created: ${hook.status} ${await hook.text()}`);
-  await send(
-    {
-      url: `${apiUrl}/v1/pets`,
-      method: 'POST',
-      headers: json(apiKey),
-      body: JSON.stringify({ name: 'hooked', categoryId: category.id }),
-    },
-    T.queued,
-  );
+  await queuePetCreated(apiUrl, apiKey, receiver.url, T.queued);
   const worker = await startWorker();
   log('delivering webhooks');
   const cpuBefore = cpuMs(worker.pid);
