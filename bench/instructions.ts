@@ -1,7 +1,7 @@
 // `npm run bench:instructions [-- build.js ...] [--warmup N] [--only 'GET /v1/pets/{id}' ...]`: user-space
 // instructions per request of the hot routes under callgrind (docs/internals/benchmarks.md, "Instructions, not seconds").
-// `--webhooks N [--checkout dir ...]`: instead, per delivery of one worker (each checkout's build) delivering N queued
-// pet.created events to a loopback receiver, counted from the worker's readiness to the last delivery.
+// `--webhooks N [--webhook-warmup W] [--checkout dir ...] [--node-flag=...]`: instead, per delivery of one worker (each
+// checkout's build) delivering W + N queued pet.created events to a loopback receiver, the last N counted.
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,8 @@ type Route = [string, Target, number?];
 const builds = argv.filter((a) => a.endsWith('.js'));
 const ONLY = argv.flatMap((a, i) => (argv[i - 1] === '--only' ? [a] : []));
 const WEBHOOKS = Number(option('--webhooks', '0'));
+/** Deliveries made before counting starts: the worker's JIT and heap settle (0: counted cold, from readiness). */
+const WEBHOOK_WARMUP = Number(option('--webhook-warmup', '0'));
 const CHECKOUTS = argv.flatMap((a, i) => (argv[i - 1] === '--checkout' ? [a] : []));
 /** Extra node flags for the counted worker (`--node-flag=--no-memory-reducer`): V8's timers see valgrind's slowness. */
 const NODE_FLAGS = argv.filter((a) => a.startsWith('--node-flag=')).map((a) => a.slice('--node-flag='.length));
@@ -121,7 +123,7 @@ async function measureServer(
   }
 }
 
-/** Instructions per delivery of `checkout`'s worker: WEBHOOKS events queued (worker stopped), then delivered. */
+/** Instructions per delivery of `checkout`'s worker: WEBHOOK_WARMUP + WEBHOOKS events queued (worker stopped), delivered. */
 async function countWebhooks(checkout: string, prefix: string): Promise<{ perDelivery: number; counted: number }> {
   await freshStores(env);
   const account = createAccount('bench-instructions', { ...env, LOG_LEVEL: 'error' });
@@ -131,7 +133,8 @@ async function countWebhooks(checkout: string, prefix: string): Promise<{ perDel
   await waitForHttp(`${url}/health/ready`, api);
   const receiver = await webhookReceiver();
   const { times } = receiver;
-  await queuePetCreated(url, account.apiKey, receiver.url, WEBHOOKS);
+  const total = WEBHOOK_WARMUP + WEBHOOKS;
+  await queuePetCreated(url, account.apiKey, receiver.url, total);
   await api.stop();
   const workerPort = await freePort();
   const child = underCallgrind(prefix, [...NODE_FLAGS, `${checkout}/dist/apps/worker/src/main.js`], {
@@ -143,11 +146,12 @@ async function countWebhooks(checkout: string, prefix: string): Promise<{ perDel
   const pid = child.pid as number;
   try {
     await waitLive(`http://127.0.0.1:${workerPort}/health/ready`);
+    const deadline = Date.now() + 1_800_000;
+    while (times.length < WEBHOOK_WARMUP && Date.now() < deadline) await sleep(50);
     callgrindControl(pid, '--instr=on');
     const first = times.length;
     log(`${checkout}: counting from delivery ${first}`);
-    const deadline = Date.now() + 1_800_000;
-    while (times.length < WEBHOOKS && Date.now() < deadline) await sleep(200);
+    while (times.length < total && Date.now() < deadline) await sleep(200);
     callgrindControl(pid, '--instr=off');
     callgrindControl(pid, '-d');
     await sleep(500);
@@ -168,7 +172,8 @@ async function webhooksMain(): Promise<void> {
   }
   process.stdout.write(
     [
-      `Worker instructions per webhook delivery (callgrind, user space), ${WEBHOOKS} queued pet.created events` +
+      `Worker instructions per webhook delivery (callgrind, user space), ${WEBHOOKS} pet.created events counted` +
+        ` after ${WEBHOOK_WARMUP} delivered` +
         `${NODE_FLAGS.length ? ` (node ${NODE_FLAGS.join(' ')})` : ''}:`,
       '',
       '| checkout | instructions per delivery | deliveries counted |',
