@@ -8,7 +8,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
-import { RATE_LIMIT_LUA } from '../../libs/access/src/rate-limit.lua';
+import { rateLimitLua } from '../../libs/access/src/rate-limit.lua';
 import { PET_COLUMNS } from '@app/catalog';
 
 const ACCOUNT_ID = Number(process.env.BASELINE_ACCOUNT_ID);
@@ -20,7 +20,7 @@ const pool = new Pool({
 const queue = new Queue('baseline-messages', {
   connection: new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }),
 });
-redis.defineCommand('limit', { lua: RATE_LIMIT_LUA, numberOfKeys: 6 });
+redis.defineCommand('limit', { lua: rateLimitLua({ banStrikes: 5, banMs: 60_000, graceMs: 1_000 }), numberOfKeys: 6 });
 
 /** One limiter-shaped script call per request: both windows, ban and strikes, the usage hash. */
 function limit(): Promise<unknown> {
@@ -35,14 +35,9 @@ function limit(): Promise<unknown> {
     `${k}:usage`,
     1e9,
     1e9,
-    60_000,
-    86_400_000,
-    5,
-    60_000,
+    '1',
     'consume',
     now,
-    1_000,
-    '1',
   );
 }
 

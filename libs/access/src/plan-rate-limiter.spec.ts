@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { register } from 'prom-client';
 import type { AppConfig } from '@app/config';
-import type { RedisClient } from '@app/redis';
+import { bulk, type RedisClient } from '@app/redis';
 import { PlanRateLimiter, RATE_LIMIT_COMMAND } from './plan-rate-limiter';
 import { keySubject } from './rate-limit-subject';
 import type { UsageIndex } from './usage-counters';
@@ -31,6 +31,31 @@ describe('PlanRateLimiter', () => {
     expect(send).toHaveBeenCalledTimes(1);
     expect(decisions.map((d) => d.fallback)).toEqual([true, true, true, true, true]);
     expect(await connectionErrors()).toBe(before + 1);
+  });
+
+  it('sends as text exactly the bulk strings of the arguments it hands the client, a peek and two subjects included', async () => {
+    const send = jest.fn(async (args: unknown[]) => new Array(((args.length - 2) / 11) * 4).fill(0));
+    const redis = { [RATE_LIMIT_COMMAND]: send, status: 'ready', options: {} } as unknown as RedisClient;
+    const config = { rateLimit: { banStrikes: 10, banSeconds: 900 } } as AppConfig;
+    const limiter = new PlanRateLimiter(redis, config, { note: () => undefined } as unknown as UsageIndex);
+    const limits = { perMinute: 60, perDay: 1_000 };
+    const subject = keySubject(1, 2, 'free');
+    const address = { bucket: 'ip:2001:db8::1', banKey: 'ip', plan: 'anonymous' };
+    await Promise.all([
+      limiter.consume(subject, limits, 1_700_000_000_123),
+      limiter.peek(subject, limits, 1_700_000_000_124),
+      limiter.consume(address, limits, 1_700_000_000_124),
+    ]);
+    expect(send).toHaveBeenCalledTimes(2);
+    for (const [args, body] of send.mock.calls as unknown as [unknown[], string][]) {
+      expect(body).toBe(
+        args
+          .slice(1)
+          .map((a) => bulk(String(a)))
+          .join(''),
+      );
+    }
+    expect(send.mock.calls[0][0]).toContain('peek');
   });
 
   // A map cleared each turn kept every turn's calls alive through scavenges once a full collection had moved its

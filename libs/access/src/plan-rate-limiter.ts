@@ -2,10 +2,10 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { Result } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { countRedisError, REDIS, RedisClient, whenReady } from '@app/redis';
+import { bulk, countRedisError, EncodedScript, REDIS, RedisClient, whenReady } from '@app/redis';
 import { Limits } from './plan-limits';
 import { dayResetOf, decide, minuteResetOf, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
-import { ARGS_PER_CALL, KEYS_PER_CALL, RATE_LIMIT_LUA, RESULTS_PER_CALL } from './rate-limit.lua';
+import { ARGS_PER_CALL, KEYS_PER_CALL, rateLimitLua, RESULTS_PER_CALL } from './rate-limit.lua';
 import { banFlagKey, bucketTag, RateLimitSubject } from './rate-limit-subject';
 import { UsageIndex, usageHashKey } from './usage-counters';
 
@@ -13,18 +13,28 @@ export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    [RATE_LIMIT_COMMAND](...args: (string | number)[]): Result<number[], Context>;
+    /** `args` and `body` as EncodedScript.run takes them. */
+    [RATE_LIMIT_COMMAND](args: (string | number)[], body: string): Result<number[], Context>;
   }
+}
+
+/** A call's arguments but `now`: its limits, key id and mode (layout: rate-limit.lua.ts). */
+interface CallArgs {
+  args: [string, string, string, 'consume' | 'peek'];
+  /** The same as bulk strings. */
+  body: string;
 }
 
 /** A subject's keys and its arguments that a call does not change, made once a minute (layout: rate-limit.lua.ts). */
 interface Prepared {
   keys: string[];
+  /** The keys as bulk strings. */
+  keysBody: string;
   /** The usage hash (the last key); noted only for a key's calls. */
   usageKey: string;
   keyId: string;
-  /** The last limits seen, as arguments: replaced, never changed, when they differ (calls in flight hold them). */
-  limitArgs: string[];
+  /** By mode, for the last limits seen: replaced, never changed, when they differ (calls in flight hold them). */
+  callArgs: { consume: CallArgs; peek: CallArgs };
   perMinute: number;
   perDay: number;
 }
@@ -36,11 +46,13 @@ interface QueuedCall {
   mode: 'consume' | 'peek';
   /** Shared by the subject's calls of one minute. */
   prepared: Prepared;
-  /** Its limits as arguments, held apart: another call may bring the subject new ones. */
-  limitArgs: string[];
+  /** Its arguments, held apart: another call may bring the subject new limits. */
+  callArgs: CallArgs;
   resolve: (decision: RateLimitDecision) => void;
 }
 
+const NO_CALL_ARGS: CallArgs = { args: ['', '', '', 'consume'], body: '' };
+const NO_LIMITS_YET = { consume: NO_CALL_ARGS, peek: NO_CALL_ARGS };
 const OUTCOMES = ['admitted', 'limited', 'banned'] as const;
 // Decisions by plan, then by outcome, handed to the counter when it is read (registered, read only through the
 // registry): inc() hashes its labels into a new string on every call.
@@ -59,10 +71,10 @@ new Counter({
 const PROBE_MS = 1_000;
 // A 429 takes this long to be read: refusals sooner after the first are not strikes.
 export const STRIKE_GRACE_MS = 1_000;
-const GRACE = String(STRIKE_GRACE_MS);
+// The script each client was given: its constants are the first limiter's.
+const scripts = new WeakMap<object, string>();
 const MAX_FALLBACK_BUCKETS = 100_000;
-// A turn can hold thousands of calls; each spreads 16 values as arguments, which must stay far
-// below V8's argument limit (a RangeError would send the whole batch to the fallback).
+// A turn can hold thousands of calls: one script call's text and Redis's time on it stay bounded.
 export const MAX_BATCH = 500;
 // Subjects whose keys are kept within a minute (a flood of client addresses starts the set again).
 const MAX_KEY_SETS = 10_000;
@@ -93,26 +105,30 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private readonly prepared = new Map<string, Map<string, Prepared>>();
   private preparedCount = 0;
   private preparedMinute = 0;
-  private readonly banStrikes: string;
-  private readonly banMs: string;
-  // The arguments that change with the clock, shared by the calls of one millisecond.
+  // `now` as an argument and as a bulk string, shared by the calls of one millisecond.
   private clockMs = -1;
-  private clockArgs = ['', '', ''];
+  private clockArg = '';
+  private clockBulk = '';
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly config: AppConfig,
     private readonly usage: UsageIndex,
   ) {
-    this.banStrikes = String(config.rateLimit.banStrikes);
-    this.banMs = String(config.rateLimit.banSeconds * 1000);
+    const lua = rateLimitLua({
+      banStrikes: config.rateLimit.banStrikes,
+      banMs: config.rateLimit.banSeconds * 1000,
+      graceMs: STRIKE_GRACE_MS,
+    });
+    const defined = scripts.get(this.redis);
+    if (defined !== undefined && defined !== lua)
+      throw new Error('PlanRateLimiter: a client already limits with other ban settings');
     if (!this.redis[RATE_LIMIT_COMMAND]) {
-      this.redis.defineCommand(RATE_LIMIT_COMMAND, { lua: RATE_LIMIT_LUA });
-      // Auto-pipelining would hold each batch back one more turn; ioredis reads this list at each call.
-      this.redis.options.autoPipeliningIgnoredCommands = [
-        ...(this.redis.options.autoPipeliningIgnoredCommands ?? []),
-        RATE_LIMIT_COMMAND,
-      ];
+      scripts.set(this.redis, lua);
+      // Written at once, never auto-pipelined (which would hold each batch back one more turn).
+      const script = new EncodedScript(lua);
+      const client = this.redis;
+      client[RATE_LIMIT_COMMAND] = (args, body) => script.run(client, args, body) as Promise<number[]>;
     }
   }
   // A process that listened before its Redis connection was up counted its first requests alone.
@@ -139,9 +155,9 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       return Promise.resolve(this.counted(this.fallback(subject.bucket, limits, nowMs, mode), subject, mode));
     }
     const prepared = this.preparedFor(subject, limits, nowMs);
-    const limitArgs = prepared.limitArgs;
+    const callArgs = prepared.callArgs[mode];
     return new Promise<RateLimitDecision>((resolve) =>
-      this.enqueue(subject.bucket, { subject, limits, nowMs, mode, prepared, limitArgs, resolve }),
+      this.enqueue(subject.bucket, { subject, limits, nowMs, mode, prepared, callArgs, resolve }),
     );
   }
 
@@ -176,12 +192,28 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
         `${tag}:refused:${subject.banKey}`,
         usageKey,
       ];
-      p = { keys, usageKey, keyId: String(subject.keyId ?? ''), limitArgs: [], perMinute: 0, perDay: 0 };
+      const keyId = String(subject.keyId ?? '');
+      p = {
+        keys,
+        keysBody: keys.map(bulk).join(''),
+        usageKey,
+        keyId,
+        callArgs: NO_LIMITS_YET,
+        perMinute: 0,
+        perDay: 0,
+      };
       byBan.set(subject.banKey, p);
       this.preparedCount++;
     }
     if (p.perMinute !== limits.perMinute || p.perDay !== limits.perDay) {
-      p.limitArgs = [String(limits.perMinute), String(limits.perDay)];
+      const keyId = p.keyId;
+      const perMinute = String(limits.perMinute);
+      const perDay = String(limits.perDay);
+      const callArgs = (mode: 'consume' | 'peek'): CallArgs => ({
+        args: [perMinute, perDay, keyId, mode],
+        body: bulk(perMinute) + bulk(perDay) + bulk(keyId) + bulk(mode),
+      });
+      p.callArgs = { consume: callArgs('consume'), peek: callArgs('peek') };
       p.perMinute = limits.perMinute;
       p.perDay = limits.perDay;
     }
@@ -216,30 +248,31 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  // One array in the script's layout: every call's keys, then every call's arguments.
+  // One array in the script's layout (every call's keys, then every call's arguments) behind the sha's slot, and
+  // the same as text from the bulk strings each call holds.
   private async send(calls: QueuedCall[]): Promise<void> {
     const keyCount = calls.length * KEYS_PER_CALL;
-    const argv = new Array<string | number>(1 + keyCount + calls.length * ARGS_PER_CALL);
-    argv[0] = keyCount;
-    let k = 1;
-    let a = 1 + keyCount;
+    const argv = new Array<string | number>(2 + keyCount + calls.length * ARGS_PER_CALL);
+    argv[0] = '';
+    argv[1] = keyCount;
+    let k = 2;
+    let a = 2 + keyCount;
+    let keysBody = bulk(String(keyCount));
+    let argsBody = '';
     for (const c of calls) {
       for (const key of c.prepared.keys) argv[k++] = key;
-      const t = this.clockArgsOf(c.nowMs);
-      argv[a++] = c.limitArgs[0];
-      argv[a++] = c.limitArgs[1];
-      argv[a++] = t[0];
-      argv[a++] = t[1];
-      argv[a++] = this.banStrikes;
-      argv[a++] = this.banMs;
-      argv[a++] = c.mode;
-      argv[a++] = t[2];
-      argv[a++] = GRACE;
-      argv[a++] = c.prepared.keyId;
+      keysBody += c.prepared.keysBody;
+      const args = c.callArgs.args;
+      argv[a++] = args[0];
+      argv[a++] = args[1];
+      argv[a++] = args[2];
+      argv[a++] = args[3];
+      argv[a++] = this.clockArgOf(c.nowMs);
+      argsBody += c.callArgs.body + this.clockBulk;
     }
     let flat: number[];
     try {
-      flat = await this.redis[RATE_LIMIT_COMMAND](...argv);
+      flat = await this.redis[RATE_LIMIT_COMMAND](argv, keysBody + argsBody);
       this.recovered();
     } catch (err) {
       this.degrade(err as Error);
@@ -261,13 +294,14 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  /** Milliseconds to the minute's and the day's reset, and now, as the script reads them. */
-  private clockArgsOf(nowMs: number): string[] {
+  /** `now` as an argument; `clockBulk` then holds it as a bulk string. */
+  private clockArgOf(nowMs: number): string {
     if (nowMs !== this.clockMs) {
       this.clockMs = nowMs;
-      this.clockArgs = [String(minuteResetOf(nowMs) - nowMs), String(dayResetOf(nowMs) - nowMs), String(nowMs)];
+      this.clockArg = String(nowMs);
+      this.clockBulk = bulk(this.clockArg);
     }
-    return this.clockArgs;
+    return this.clockArg;
   }
 
   // No bans: strikes need the shared view.

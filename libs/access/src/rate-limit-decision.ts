@@ -23,8 +23,8 @@ export interface RateLimitDecision {
   fallback: boolean;
 }
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
 
 export const minuteResetOf = (nowMs: number): number => Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
 export const dayResetOf = (nowMs: number): number => Math.floor(nowMs / DAY_MS) * DAY_MS + DAY_MS;
