@@ -106,9 +106,7 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private preparedCount = 0;
   private preparedMinute = 0;
   // `now` as an argument and as a bulk string, shared by the calls of one millisecond.
-  private clockMs = -1;
-  private clockArg = '';
-  private clockBulk = '';
+  private clock = { ms: -1, arg: '', bulk: '' };
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
@@ -267,8 +265,9 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       argv[a++] = args[1];
       argv[a++] = args[2];
       argv[a++] = args[3];
-      argv[a++] = this.clockArgOf(c.nowMs);
-      argsBody += c.callArgs.body + this.clockBulk;
+      const clock = this.clockOf(c.nowMs);
+      argv[a++] = clock.arg;
+      argsBody += c.callArgs.body + clock.bulk;
     }
     let flat: number[];
     try {
@@ -294,14 +293,12 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  /** `now` as an argument; `clockBulk` then holds it as a bulk string. */
-  private clockArgOf(nowMs: number): string {
-    if (nowMs !== this.clockMs) {
-      this.clockMs = nowMs;
-      this.clockArg = String(nowMs);
-      this.clockBulk = bulk(this.clockArg);
+  private clockOf(nowMs: number): { ms: number; arg: string; bulk: string } {
+    if (nowMs !== this.clock.ms) {
+      const arg = String(nowMs);
+      this.clock = { ms: nowMs, arg, bulk: bulk(arg) };
     }
-    return this.clockArg;
+    return this.clock;
   }
 
   // No bans: strikes need the shared view.

@@ -9,12 +9,28 @@ export interface MessageRef {
   traceparent?: string;
 }
 
+export interface MessageBatch {
+  batch: string;
+  messages: MessageRef[];
+}
+
+/** The payload for the rows of one batch (a group commit's, or a sweep page's of one job), named `batch`. */
+export function batchOf(
+  batch: string,
+  rows: readonly { accountId: number; id: number | string; traceparent: string | null }[],
+): MessageBatch {
+  const messages = rows.map(({ accountId, id, traceparent }): MessageRef =>
+    traceparent ? { accountId, id: String(id), traceparent } : { accountId, id: String(id) },
+  );
+  return { batch, messages };
+}
+
 /**
  * The messages of one group commit: queue costs (add, fetch, lock, completion) are paid per job, not per message.
  * `batch` is the first message's id, which the others keep as their job_id (the lost-job sweep finds it from any).
  * Two batches of messages in flight: one in Postgres while the other completes its jobs in Redis.
  */
-export const ProcessMessagesJob = defineJob<{ batch: string; messages: MessageRef[] }>({
+export const ProcessMessagesJob = defineJob<MessageBatch>({
   name: 'message.process-batch',
   queue: MessageQueue,
   jobId: ({ batch }) => batch,

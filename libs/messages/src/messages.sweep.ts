@@ -1,22 +1,13 @@
 import { DueRow, stagedJob, sweepSource } from '@app/jobs';
-import { MessageRef, ProcessMessagesJob } from './message.jobs';
+import { batchOf, ProcessMessagesJob } from './message.jobs';
 import { messageQueries } from './messages.queries';
 
 /** `jobId`: the job that holds the message, its batch's. */
 type DueMessage = DueRow & { jobId: string };
 
-const ref = (row: DueMessage): MessageRef =>
-  row.traceparent
-    ? { accountId: row.accountId, id: String(row.id), traceparent: row.traceparent }
-    : { accountId: row.accountId, id: String(row.id) };
-
 /** Rows of one batch, as their one job again. */
 const batchJob = (rows: DueMessage[]) =>
-  stagedJob(
-    ProcessMessagesJob,
-    { batch: rows[0].jobId, messages: rows.map(ref) },
-    { traceparent: rows[0].traceparent },
-  );
+  stagedJob(ProcessMessagesJob, batchOf(rows[0].jobId, rows), { traceparent: rows[0].traceparent });
 
 /** Messages still queued or processing one sweep interval after they were accepted. */
 export const MessagesSweepSource = sweepSource<DueMessage>({
