@@ -1,6 +1,6 @@
-import { randomFillSync } from 'node:crypto';
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 import { isIn, Timestamp } from '@app/database';
+import { pooledRandomFill, writeHex } from '@app/observability';
 
 export const MESSAGE_STATUSES = ['queued', 'processing', 'processed', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
@@ -9,29 +9,20 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export const MESSAGE_MAX_LENGTH = 4096;
 export const MESSAGE_ID_PATTERN = /^msg_[0-9a-f]{28}$/;
 
-// The random parts of 512 ids, filled at once: randomBytes(8) made a Buffer and its backing store per POST.
-const randomPool = Buffer.alloc(8 * 512);
-let randomUsed = randomPool.length;
-// The id is written here and read out as one string: the hex pieces and their joins were four strings more.
+// The random part and the id are written into scratch buffers and read out as one string: the hex pieces and
+// their joins were four strings more.
+const random = Buffer.alloc(8);
 const idText = Buffer.from('msg_0000000000000000000000000000', 'latin1');
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 /** 12 hex digits of ms, then 16 random: ids sort by creation time (keyset pages follow it) and cannot be guessed. */
 export function newMessageId(now = Date.now()): string {
-  if (randomUsed === randomPool.length) {
-    randomFillSync(randomPool);
-    randomUsed = 0;
-  }
   // Up to 2^48 ms (year 10889): the low 32 bits, then the high 16.
   let low = now % 0x100000000;
   let high = (now - low) / 0x100000000;
   for (let at = 15; at >= 8; at--, low >>>= 4) idText[at] = HEX_DIGITS[low & 15];
   for (let at = 7; at >= 4; at--, high >>>= 4) idText[at] = HEX_DIGITS[high & 15];
-  for (let i = 0, at = 16; i < 8; i++, at += 2) {
-    const b = randomPool[randomUsed++];
-    idText[at] = HEX_DIGITS[b >> 4];
-    idText[at + 1] = HEX_DIGITS[b & 15];
-  }
+  writeHex(idText, 16, pooledRandomFill(random), 0, 8);
   return idText.toString('latin1');
 }
 

@@ -7,3 +7,4 @@ export * from './shutdown-watchdog';
 export * from './within';
 export * from './header-block';
 export * from './module-paths';
+export * from './pooled-random';
