@@ -85,7 +85,7 @@ WITH page AS (
   ORDER BY e.created_at, e.id LIMIT $2 FOR UPDATE SKIP LOCKED),
   fanned AS (
   UPDATE events e SET fanned_out = true
-  WHERE e.account_id = $3 AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
+  WHERE e.account_id = $3 AND e.id = ANY (ARRAY(SELECT p.id FROM page p))
   RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, traceparent)
   SELECT w.id, e.account_id, e.id, e.type, e.traceparent

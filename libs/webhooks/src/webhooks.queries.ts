@@ -244,7 +244,9 @@ export const webhookDeliveryQueries = {
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
    * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
-   * the page's rows by key: joined to the page, a generic plan hashed every account's pending events (decisions.md).
+   * the page's rows by key: joined to the page, a generic plan hashed every account's pending events; and without
+   * `NOT fanned_out` (the page's lock already holds them unfanned), so no partition's statistics can send it through the
+   * pending index, which it would walk to the end of the account's backlog (decisions.md).
    */
   fanOutPending: (accountId: number, limit: number) =>
     sql`WITH page AS (
@@ -252,7 +254,7 @@ export const webhookDeliveryQueries = {
      ORDER BY e.created_at, e.id LIMIT ${limit} FOR UPDATE SKIP LOCKED),
   fanned AS (
     UPDATE events e SET fanned_out = true
-     WHERE e.account_id = ${accountId} AND e.id = ANY (ARRAY(SELECT p.id FROM page p)) AND NOT e.fanned_out
+     WHERE e.account_id = ${accountId} AND e.id = ANY (ARRAY(SELECT p.id FROM page p))
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (${DELIVERIES_OF_FANNED})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
