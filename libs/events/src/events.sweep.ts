@@ -9,7 +9,7 @@ import { eventQueries } from './events.queries';
 export const EventsSweepSource = sweepSource({
   name: 'events',
   dueSql: eventQueries.sweepDue().text,
-  job: (row) =>
+  job: ([row]) =>
     stagedJob(
       FanOutPendingEventsJob,
       { accountId: row.accountId, eventId: Number(row.id) },

@@ -110,12 +110,17 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
 
 /** Rows of one job (a batch's) are checked and requeued once. */
 function jobsOf(source: SweepSource, rows: DueRow[]): StagedJob[] {
-  const byId = new Map<string, { job: StagedJob; rows: DueRow[] }>();
+  const batches = new Map<string | DueRow, [DueRow, ...DueRow[]]>();
   for (const row of rows) {
-    const job = source.job(row);
-    const seen = byId.get(job.jobId);
-    if (seen) seen.rows.push(row);
-    else byId.set(job.jobId, { job, rows: [row] });
+    const key = source.batchOf?.(row) ?? row;
+    const batch = batches.get(key);
+    if (batch) batch.push(row);
+    else batches.set(key, [row]);
   }
-  return [...byId.values()].map((j) => (j.rows.length > 1 && source.jobOf ? source.jobOf(j.rows) : j.job));
+  const byId = new Map<string, StagedJob>();
+  for (const batch of batches.values()) {
+    const job = source.job(batch);
+    if (!byId.has(job.jobId)) byId.set(job.jobId, job);
+  }
+  return [...byId.values()];
 }

@@ -8,7 +8,7 @@ describe('sweepSource', () => {
   const Source = sweepSource({
     name: 'test_rows',
     dueSql: 'SELECT 1',
-    job: (row) => stagedJob(TestJob, { id: String(row.id) }),
+    job: ([row]) => stagedJob(TestJob, { id: String(row.id) }),
   });
 
   it('makes a provider the lost-job sweep discovers, named after the source', () => {
@@ -18,6 +18,6 @@ describe('sweepSource', () => {
   it("gives each instance the declared statement and the row's job", () => {
     const source: SweepSource = new Source();
     const row = { id: 7, accountId: 1, traceparent: null, dueAt: '' };
-    expect([source.dueSql, source.job(row).jobId]).toEqual(['SELECT 1', '7']);
+    expect([source.dueSql, source.job([row]).jobId]).toEqual(['SELECT 1', '7']);
   });
 });

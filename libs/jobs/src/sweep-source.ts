@@ -19,9 +19,10 @@ export interface SweepSource {
   // Open rows due over $1 ms ago, in due order after the cursor ($3, $4: null first), $2 at most, FOR UPDATE SKIP
   // LOCKED; a partial index on (due time, id) over the open rows serves it, so a pass reads only due rows.
   readonly dueSql: string;
-  job(row: DueRow): StagedJob;
-  /** The rows of one job id in a page (a batch's) as that one job; without it, any one row's job stands for all. */
-  jobOf?(rows: DueRow[]): StagedJob;
+  /** The job that holds these rows: a row alone, or a page's rows of one `batchOf` (rows whose jobs share an id go once). */
+  job(rows: readonly [DueRow, ...DueRow[]]): StagedJob;
+  /** Rows of one key are one job carrying them all (a batch's); without it, each row's job is its own. */
+  batchOf?(row: DueRow): string;
 }
 
 export const LostJobSource = DiscoveryService.createDecorator<void>();
@@ -30,8 +31,8 @@ export const LostJobSource = DiscoveryService.createDecorator<void>();
 export function sweepSource<R extends DueRow>(source: {
   name: string;
   dueSql: string;
-  job(row: R): StagedJob;
-  jobOf?(rows: R[]): StagedJob;
+  job(rows: readonly [R, ...R[]]): StagedJob;
+  batchOf?(row: R): string;
 }): Type<SweepSource> {
   return declaredProvider(source as SweepSource, LostJobSource(), 'SweepSource');
 }

@@ -5,14 +5,11 @@ import { messageQueries } from './messages.queries';
 /** `jobId`: the job that holds the message, its batch's. */
 type DueMessage = DueRow & { jobId: string };
 
-/** Rows of one batch, as their one job again. */
-const batchJob = (rows: DueMessage[]) =>
-  stagedJob(ProcessMessagesJob, batchOf(rows[0].jobId, rows), { traceparent: rows[0].traceparent });
-
 /** Messages still queued or processing one sweep interval after they were accepted. */
 export const MessagesSweepSource = sweepSource<DueMessage>({
   name: 'messages',
   dueSql: messageQueries.sweepDue().text,
-  job: (row) => batchJob([row]),
-  jobOf: batchJob,
+  // Rows of one batch, as their one job again.
+  job: (rows) => stagedJob(ProcessMessagesJob, batchOf(rows[0].jobId, rows), { traceparent: rows[0].traceparent }),
+  batchOf: (row) => row.jobId,
 });

@@ -6,6 +6,6 @@ import { orderQueries } from './store.queries';
 export const OrdersSweepSource = sweepSource({
   name: 'orders',
   dueSql: orderQueries.sweepDue().text,
-  job: (row) =>
+  job: ([row]) =>
     stagedJob(FulfilOrderJob, { accountId: row.accountId, orderId: Number(row.id) }, { traceparent: row.traceparent }),
 });

@@ -9,7 +9,7 @@ export const WebhookDeliveriesSweepSource = sweepSource<DueDelivery>({
   name: 'webhook_deliveries',
   dueSql: webhookDeliveryQueries.sweepDue().text,
   // A fanned-out delivery's first attempt belongs to its batch's job (the same id from each of its rows).
-  job: (row) =>
+  job: ([row]) =>
     row.fannedOut && !row.attempts
       ? stagedJob(
           DeliverWebhookBatchJob,
