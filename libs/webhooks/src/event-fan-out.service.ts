@@ -9,6 +9,8 @@ import { DeliverWebhookBatchJob } from './webhook.jobs';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
 const BATCH_WAIT_MS = 5;
+/** An account's pages fanned out at once: one page's commit and enqueue overlap the next page's statement. */
+const PAGES_IN_FLIGHT = 2;
 
 interface FanOut {
   accountId: number;
@@ -40,6 +42,12 @@ export class EventFanOutService {
   async fanOutPending({ accountId }: JobPayload<typeof FanOutPendingEventsJob>, run: JobRun): Promise<number> {
     // Before the first read: an event recorded after it gets a job of its own, not dropped into this one.
     await run.releaseDeduplication();
+    const made = await Promise.all(Array.from({ length: PAGES_IN_FLIGHT }, () => this.fanOutPages(accountId)));
+    return made.reduce((a, b) => a + b, 0);
+  }
+
+  // Until a page comes back short: the rows another page holds are skipped (SKIP LOCKED), and that page fans them out.
+  private async fanOutPages(accountId: number): Promise<number> {
     let made = 0;
     for (;;) {
       const { events, deliveries } = await this.uow.run(async (tx) => {
