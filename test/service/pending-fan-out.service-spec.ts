@@ -26,7 +26,7 @@ describe('the pending fan-out (service tier: Postgres)', () => {
     return n;
   };
 
-  it("writes two pages of an account's backlog at once, each event's deliveries once", async () => {
+  it("writes a backlog's pages two at a time after its first page, each event's deliveries once", async () => {
     const accountId = await newAccount(app);
     const pageSize = app.get(AppConfig).jobs.batchSize;
     const hook = { url: 'https://example.com/hook', events: ['pet.created'], description: null, secret: 's1' };
@@ -34,22 +34,26 @@ describe('the pending fan-out (service tier: Postgres)', () => {
       db,
       webhookQueries.insert(accountId, { ...hook, createdByAdmin: false }),
     );
-    const events = 3 * pageSize;
-    await db.query(
-      `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
-       SELECT $1, 'pet.created', 'pet', g::text, 1, '{}', false FROM generate_series(1, $2) g`,
-      [accountId, events],
-    );
-    // Every page's deliveries wait on the webhook's row: the pages in flight at once can be counted.
+    const insertEvents = (type: string, count: number) =>
+      db.query(
+        `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
+         SELECT $1, $2, 'pet', g::text, 1, '{}', false FROM generate_series(1, $3) g`,
+        [accountId, type, count],
+      );
+    // The first page (events no webhook takes) writes no delivery; the two after it wait on the webhook's row.
+    await insertEvents('pet.deleted', pageSize);
+    const events = 2 * pageSize;
+    await insertEvents('pet.created', events);
     const holder = db.createQueryRunner();
     await holder.connect();
     await holder.startTransaction();
     await holder.query('SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE', [webhook.id]);
     const run: JobRun = { releaseDeduplication: () => Promise.resolve() } as JobRun;
     const made = app.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run);
+    made.catch(() => undefined);
     let seen = 0;
     try {
-      for (const until = Date.now() + 3_000; seen < 2 && Date.now() < until;) {
+      for (const until = Date.now() + 10_000; seen < 2 && Date.now() < until;) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         seen = await waitingPages();
       }
@@ -64,5 +68,22 @@ describe('the pending fan-out (service tier: Postgres)', () => {
       [accountId],
     );
     expect({ total, distinct }).toEqual({ total: events, distinct: events });
+  });
+
+  it('writes a short backlog in one page', async () => {
+    const accountId = await newAccount(app);
+    const hook = { url: 'https://example.com/hook', events: ['pet.created'], description: null, secret: 's1' };
+    await preparedQuery<Webhook>(db, webhookQueries.insert(accountId, { ...hook, createdByAdmin: false }));
+    await db.query(
+      `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
+       SELECT $1, 'pet.created', 'pet', g::text, 1, '{}', false FROM generate_series(1, 5) g`,
+      [accountId],
+    );
+    const run: JobRun = { releaseDeduplication: () => Promise.resolve() } as JobRun;
+    expect(await app.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run)).toBe(5);
+    const batches = await db.query(`SELECT DISTINCT created_at FROM webhook_deliveries WHERE account_id = $1`, [
+      accountId,
+    ]);
+    expect(batches).toHaveLength(1);
   });
 });

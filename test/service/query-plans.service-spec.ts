@@ -1,7 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { Client, QueryConfig } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { CatalogModule, PetsService } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import { createPartitionsAhead, FeedOrder, feedPage, raw, sql } from '@app/database';
@@ -47,12 +47,21 @@ describe('the plans of the sweep and retention queries', () => {
       .getProviders({ metadataKey: marker.KEY })
       .map((wrapper) => wrapper.instance as T);
 
-  /** The generic (or custom) plan of `sql`, executed (inside a transaction rolled back: retention deletes). */
-  async function plan(sql: string, params: unknown[], mode = 'force_generic_plan'): Promise<PlanNode[]> {
+  /**
+   * The generic (or custom) plan of `sql`, executed (inside a transaction rolled back: retention deletes), after
+   * `before` in the same transaction.
+   */
+  async function plan(
+    sql: string,
+    params: unknown[],
+    mode = 'force_generic_plan',
+    before?: (runner: QueryRunner) => Promise<unknown>,
+  ): Promise<PlanNode[]> {
     const runner = db.createQueryRunner();
     await runner.connect();
     try {
       await runner.startTransaction();
+      await before?.(runner);
       await runner.query(`SET LOCAL plan_cache_mode = ${mode}`);
       await runner.query(`PREPARE plan_probe AS ${sql}`);
       const literal = params
@@ -260,22 +269,21 @@ describe('the plans of the sweep and retention queries', () => {
           [accountId],
         );
         const oids = partitions.map((p) => p.oid);
-        await db.query(`UPDATE pg_class SET reltuples = -1 WHERE oid = ANY ($1::oid[])`, [oids]);
-        await db.query(`DELETE FROM pg_statistic WHERE starelid = ANY ($1::oid[])`, [oids]);
+        // Rolled back with the plan's transaction: no autovacuum can analyze the partition in between.
+        const withoutStatistics = async (runner: QueryRunner) => {
+          await runner.query(`UPDATE pg_class SET reltuples = -1 WHERE oid = ANY ($1::oid[])`, [oids]);
+          await runner.query(`DELETE FROM pg_statistic WHERE starelid = ANY ($1::oid[])`, [oids]);
+        };
         const q = webhookDeliveryQueries.fanOutPending(accountId, 100);
-        const [update] = (await plan(q.text, [...q.values], mode)).filter(
+        const [update] = (await plan(q.text, [...q.values], mode, withoutStatistics)).filter(
           (n) => n['Node Type'] === 'ModifyTable' && ofTable('events')(n),
         );
         const marked = nodes(update).filter((n) => n['Index Name'] && (n['Actual Rows'] ?? 0) > 0);
         expect(marked.length).toBeGreaterThan(0);
-        for (const scan of marked) {
-          const seen = { index: scan['Index Name'], read: scan['Actual Rows'] };
-          expect(seen).toEqual({ index: expect.stringMatching(/_pkey$/), read: expect.any(Number) });
-          expect(scan['Actual Rows']).toBeLessThanOrEqual(100 * (scan['Actual Loops'] ?? 1));
-        }
+        for (const scan of marked)
+          expect({ index: scan['Index Name'] }).toEqual({ index: expect.stringMatching(/_pkey$/) });
       } finally {
         await db.query(`DELETE FROM events WHERE account_id = $1 AND NOT fanned_out`, [accountId]);
-        await db.query('ANALYZE events');
       }
     },
   );

@@ -8,6 +8,7 @@ const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 /** Fills `target` (at most 4 KB) with random bytes from the pool, refilling it first when it runs short. */
 export function pooledRandomFill(target: Buffer): Buffer {
+  if (target.length > pool.length) throw new RangeError(`at most ${pool.length} random bytes at a time`);
   if (used + target.length > pool.length) {
     randomFillSync(pool);
     used = 0;

@@ -9,7 +9,7 @@ import { DeliverWebhookBatchJob } from './webhook.jobs';
 
 /** How long the first fan-out of a batch waits for others (as for message jobs). */
 const BATCH_WAIT_MS = 5;
-/** An account's pages fanned out at once: one page's commit and enqueue overlap the next page's statement. */
+/** A backlog's pages fanned out at once: one page's commit and enqueue overlap the next page's statement. */
 const PAGES_IN_FLIGHT = 2;
 
 interface FanOut {
@@ -42,27 +42,47 @@ export class EventFanOutService {
   async fanOutPending({ accountId }: JobPayload<typeof FanOutPendingEventsJob>, run: JobRun): Promise<number> {
     // Before the first read: an event recorded after it gets a job of its own, not dropped into this one.
     await run.releaseDeduplication();
-    const made = await Promise.all(Array.from({ length: PAGES_IN_FLIGHT }, () => this.fanOutPages(accountId)));
-    return made.reduce((a, b) => a + b, 0);
+    const first = await this.fanOutPage(accountId);
+    if (first.events < this.pageSize) return first.deliveries;
+    // A backlog: pages from here on PAGES_IN_FLIGHT at a time, each until one comes back short (the rows another
+    // page holds are skipped, SKIP LOCKED, and that page fans them out). One failing stops the others after their
+    // page, so the job's retry does not meet rows still held by a run that is over.
+    const stop = { failed: false };
+    const loops = await Promise.allSettled(
+      Array.from({ length: PAGES_IN_FLIGHT }, () => this.fanOutPages(accountId, stop)),
+    );
+    const failure = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (failure) throw failure.reason;
+    return loops.reduce((made, l) => made + (l as PromiseFulfilledResult<number>).value, first.deliveries);
   }
 
-  // Until a page comes back short: the rows another page holds are skipped (SKIP LOCKED), and that page fans them out.
-  private async fanOutPages(accountId: number): Promise<number> {
+  private async fanOutPages(accountId: number, stop: { failed: boolean }): Promise<number> {
     let made = 0;
-    for (;;) {
-      const { events, deliveries } = await this.uow.run(async (tx) => {
-        const rows = await preparedQuery<PendingPageRow>(
-          tx.manager,
-          webhookDeliveryQueries.fanOutPending(accountId, this.pageSize),
-        );
-        const fanned = rows.filter((r): r is PendingPageRow & FannedOutDelivery => r.id !== null);
-        // The batches continue this job's run; each delivery's own span continues its event's trace.
-        enqueueBatches(tx, fanned, () => undefined);
-        return { events: rows[0].pageEvents, deliveries: fanned.length };
-      });
-      made += deliveries;
-      if (events < this.pageSize) return made;
+    while (!stop.failed) {
+      try {
+        const { events, deliveries } = await this.fanOutPage(accountId);
+        made += deliveries;
+        if (events < this.pageSize) break;
+      } catch (err) {
+        stop.failed = true;
+        throw err;
+      }
     }
+    return made;
+  }
+
+  /** One page: the events it took (a short page: none left but those another page holds) and the deliveries made. */
+  private fanOutPage(accountId: number): Promise<{ events: number; deliveries: number }> {
+    return this.uow.run(async (tx) => {
+      const rows = await preparedQuery<PendingPageRow>(
+        tx.manager,
+        webhookDeliveryQueries.fanOutPending(accountId, this.pageSize),
+      );
+      const fanned = rows.filter((r): r is PendingPageRow & FannedOutDelivery => r.id !== null);
+      // The batches continue this job's run; each delivery's own span continues its event's trace.
+      enqueueBatches(tx, fanned, () => undefined);
+      return { events: rows[0].pageEvents, deliveries: fanned.length };
+    });
   }
 
   /** Settles with the number of deliveries this fan-out created (0 when it had been done). */
