@@ -11,17 +11,15 @@ export const MESSAGE_ID_PATTERN = /^msg_[0-9a-f]{28}$/;
 
 // The random part and the id are written into scratch buffers and read out as one string: the hex pieces and
 // their joins were four strings more.
+const stamp = Buffer.alloc(6);
 const random = Buffer.alloc(8);
 const idText = Buffer.from('msg_0000000000000000000000000000', 'latin1');
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 /** 12 hex digits of ms, then 16 random: ids sort by creation time (keyset pages follow it) and cannot be guessed. */
 export function newMessageId(now = Date.now()): string {
-  // Up to 2^48 ms (year 10889): the low 32 bits, then the high 16.
-  let low = now % 0x100000000;
-  let high = (now - low) / 0x100000000;
-  for (let at = 15; at >= 8; at--, low >>>= 4) idText[at] = HEX_DIGITS[low & 15];
-  for (let at = 7; at >= 4; at--, high >>>= 4) idText[at] = HEX_DIGITS[high & 15];
+  // Six bytes: up to 2^48 ms (year 10889).
+  stamp.writeUIntBE(now, 0, 6);
+  writeHex(idText, 4, stamp, 0, 6);
   writeHex(idText, 16, pooledRandomFill(random), 0, 8);
   return idText.toString('latin1');
 }

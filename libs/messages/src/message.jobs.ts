@@ -15,7 +15,7 @@ export interface MessageBatch {
 }
 
 /** The payload for the rows of one batch (a group commit's, or a sweep page's of one job), named `batch`. */
-export function batchOf(
+export function messageBatch(
   batch: string,
   rows: readonly { accountId: number; id: number | string; traceparent: string | null }[],
 ): MessageBatch {

@@ -7,7 +7,7 @@ import { currentTraceparent } from '@app/observability';
 import { DomainUnitOfWork } from '@app/events';
 import { GroupCommit } from '@app/database';
 import { newMessageId } from './message.entity';
-import { batchOf, ProcessMessagesJob } from './message.jobs';
+import { messageBatch, ProcessMessagesJob } from './message.jobs';
 import { Message, MessageListFilter, messageQueries, NewMessageRow } from './messages.queries';
 import { MessageView, toMessageView } from './views';
 
@@ -48,7 +48,7 @@ export class MessagesService {
    * and one job for the batch, which runs in the first message's trace (each message's event continues its own).
    */
   private insert(rows: NewMessageRow[]): Promise<void> {
-    const job = batchOf(rows[0].id, rows);
+    const job = messageBatch(rows[0].id, rows);
     return this.uow.run(async (tx) => {
       tx.write(messageQueries.insertBatch(rows));
       tx.enqueue(ProcessMessagesJob, job, { traceparent: rows[0].traceparent });

@@ -1,5 +1,5 @@
 import { DueRow, stagedJob, sweepSource } from '@app/jobs';
-import { batchOf, ProcessMessagesJob } from './message.jobs';
+import { messageBatch, ProcessMessagesJob } from './message.jobs';
 import { messageQueries } from './messages.queries';
 
 /** `jobId`: the job that holds the message, its batch's. */
@@ -10,6 +10,6 @@ export const MessagesSweepSource = sweepSource<DueMessage>({
   name: 'messages',
   dueSql: messageQueries.sweepDue().text,
   // Rows of one batch, as their one job again.
-  job: (rows) => stagedJob(ProcessMessagesJob, batchOf(rows[0].jobId, rows), { traceparent: rows[0].traceparent }),
+  job: (rows) => stagedJob(ProcessMessagesJob, messageBatch(rows[0].jobId, rows), { traceparent: rows[0].traceparent }),
   batchOf: (row) => row.jobId,
 });

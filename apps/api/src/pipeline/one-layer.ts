@@ -46,7 +46,10 @@ export function fixedHeaders(middleware: Middleware, alone: readonly string[] = 
   };
 }
 
-/** Each op as a step; runs of headers set `alone` as one HeaderBlock (decisions.md, "Headers set together"). */
+/**
+ * Each op as a step; runs of headers set `alone` as one HeaderBlock (decisions.md, "POST /v1/messages without
+ * parameter pipes; headers set together").
+ */
 function blocksOf(ops: [string, string?][], alone: Set<string>): ((res: Response) => void)[] {
   const steps: ((res: Response) => void)[] = [];
   for (let i = 0; i < ops.length; ) {
