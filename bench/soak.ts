@@ -32,6 +32,9 @@ interface Minute {
   causes: string;
   apiMb: number;
   workerMb: number;
+  /** `petstore_nodejs_heap_after_full_gc_bytes`: what each process holds, without the garbage RSS also counts. */
+  apiHeldMb: number;
+  workerHeldMb: number;
   getP99: number;
   postP99: number;
 }
@@ -45,6 +48,15 @@ export function slope(points: [number, number][]): number {
   const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
   const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
   return sxy / sxx;
+}
+
+async function heldMb(port: number): Promise<number> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    return Number(/^petstore_nodejs_heap_after_full_gc_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / 2 ** 20;
+  } catch {
+    return NaN;
+  }
 }
 
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)] ?? NaN;
@@ -104,13 +116,16 @@ async function main(): Promise<void> {
       ].join(', '),
       apiMb: rssMb(api.pid),
       workerMb: rssMb(worker.pid),
+      apiHeldMb: await heldMb(METRICS_PORT),
+      workerHeldMb: await heldMb(WORKER_PORT),
       getP99: p99(get.latenciesMs),
       postP99: p99(post.latenciesMs),
     };
     minutes.push(row);
     log(
       `min ${minute}: ${row.getOk} GET + ${row.postOk} POST ok, ${row.failures} failed${row.causes ? ` (${row.causes})` : ''}, RSS API ${row.apiMb.toFixed(1)} MB, ` +
-        `worker ${row.workerMb.toFixed(1)} MB, p99 GET ${row.getP99.toFixed(1)} ms POST ${row.postP99.toFixed(1)} ms`,
+        `worker ${row.workerMb.toFixed(1)} MB, held after full GC API ${row.apiHeldMb.toFixed(1)} MB, worker ` +
+        `${row.workerHeldMb.toFixed(1)} MB, p99 GET ${row.getP99.toFixed(1)} ms POST ${row.postP99.toFixed(1)} ms`,
     );
   }
   const accepted = minutes.reduce((s, m) => s + m.postOk, 0);
@@ -131,7 +146,8 @@ async function main(): Promise<void> {
   await pool.end();
   const processed = Number(statuses.find((r) => r.status === 'processed')?.n ?? 0);
   const settled = minutes.filter((m) => m.minute > SETTLE_MINUTES);
-  const perTen = (key: 'apiMb' | 'workerMb') => slope(settled.map((m) => [m.minute, m[key]])) * 10;
+  const perTen = (key: 'apiMb' | 'workerMb' | 'apiHeldMb' | 'workerHeldMb') =>
+    slope(settled.map((m) => [m.minute, m[key]])) * 10;
   const failures = minutes.reduce((s, m) => s + m.failures, 0);
   const md = [
     `## Soak: ${MINUTES} min, GET /v1/pets/{id} ${GET_RATE}/s + POST /v1/messages ${POST_RATE}/s, one API and one worker`,
@@ -145,12 +161,15 @@ async function main(): Promise<void> {
       `(${statuses.map((r) => `${r.status} ${r.n}`).join(', ')}).`,
     `- RSS slope after minute ${SETTLE_MINUTES}: API **${perTen('apiMb').toFixed(2)} MB per 10 min**, worker ` +
       `**${perTen('workerMb').toFixed(2)} MB per 10 min** (least squares over each minute's sample).`,
+    `- Held after the last full GC (\`petstore_nodejs_heap_after_full_gc_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
+      `API **${perTen('apiHeldMb').toFixed(2)} MB per 10 min**, worker **${perTen('workerHeldMb').toFixed(2)} MB per 10 min**.`,
     '',
-    '| minute | GET ok | POST ok | failed | API RSS MB | worker RSS MB | GET p99 ms | POST p99 ms |',
-    '|---|---|---|---|---|---|---|---|',
+    '| minute | GET ok | POST ok | failed | API RSS MB | worker RSS MB | API held MB | worker held MB | GET p99 ms | POST p99 ms |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...minutes.map(
       (m) =>
         `| ${m.minute} | ${m.getOk} | ${m.postOk} | ${m.failures}${m.causes ? ` (${m.causes})` : ''} | ${m.apiMb.toFixed(1)} | ${m.workerMb.toFixed(1)} | ` +
+        `${m.apiHeldMb.toFixed(1)} | ${m.workerHeldMb.toFixed(1)} | ` +
         `${m.getP99.toFixed(1)} | ${m.postP99.toFixed(1)} |`,
     ),
     '',
@@ -158,7 +177,8 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${md}\n`);
   if (RECORD) {
     mkdirSync('bench/results', { recursive: true });
-    const file = `bench/results/${new Date().toISOString().slice(0, 16).replace(/[-:T]/g, '').slice(0, 12)}-soak.md`;
+    const at = new Date().toISOString();
+    const file = `bench/results/${at.slice(0, 10)}-${at.slice(11, 13)}${at.slice(14, 16)}-soak.md`;
     writeFileSync(file, md);
     log(`written ${file}`);
   }

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Histogram, register } from 'prom-client';
+import { observeHeapAfterFullGc } from './heap-after-gc';
 
 collectDefaultMetrics({ prefix: 'petstore_' });
+observeHeapAfterFullGc();
 
 const httpDuration = new Histogram({
   name: 'petstore_http_request_duration_seconds',
