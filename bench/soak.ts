@@ -35,6 +35,9 @@ interface Minute {
   /** `petstore_nodejs_heap_after_full_gc_bytes`: what each process holds, without the garbage RSS also counts. */
   apiHeldMb: number;
   workerHeldMb: number;
+  /** `petstore_nodejs_heap_size_total_bytes`: the V8 heap committed, the part of RSS the collector's pace moves. */
+  apiHeapMb: number;
+  workerHeapMb: number;
   getP99: number;
   postP99: number;
 }
@@ -50,13 +53,17 @@ export function slope(points: [number, number][]): number {
   return sxy / sxx;
 }
 
-async function heldMb(port: number): Promise<number> {
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    return Number(/^petstore_nodejs_heap_after_full_gc_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / 2 ** 20;
-  } catch {
-    return NaN;
-  }
+/** What a process holds after its last full GC, and its V8 heap committed now, in MB. */
+async function heapMb(port: number): Promise<{ held: number; committed: number }> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+    (res) => res.text(),
+    () => '',
+  );
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
+  return {
+    held: read('petstore_nodejs_heap_after_full_gc_bytes'),
+    committed: read('petstore_nodejs_heap_size_total_bytes'),
+  };
 }
 
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)] ?? NaN;
@@ -105,6 +112,7 @@ async function main(): Promise<void> {
         50,
       ),
     ]);
+    const [apiHeap, workerHeap] = await Promise.all([heapMb(METRICS_PORT), heapMb(WORKER_PORT)]);
     const row: Minute = {
       minute,
       getOk: get.ok,
@@ -116,8 +124,10 @@ async function main(): Promise<void> {
       ].join(', '),
       apiMb: rssMb(api.pid),
       workerMb: rssMb(worker.pid),
-      apiHeldMb: await heldMb(METRICS_PORT),
-      workerHeldMb: await heldMb(WORKER_PORT),
+      apiHeldMb: apiHeap.held,
+      workerHeldMb: workerHeap.held,
+      apiHeapMb: apiHeap.committed,
+      workerHeapMb: workerHeap.committed,
       getP99: p99(get.latenciesMs),
       postP99: p99(post.latenciesMs),
     };
@@ -125,7 +135,8 @@ async function main(): Promise<void> {
     log(
       `min ${minute}: ${row.getOk} GET + ${row.postOk} POST ok, ${row.failures} failed${row.causes ? ` (${row.causes})` : ''}, RSS API ${row.apiMb.toFixed(1)} MB, ` +
         `worker ${row.workerMb.toFixed(1)} MB, held after full GC API ${row.apiHeldMb.toFixed(1)} MB, worker ` +
-        `${row.workerHeldMb.toFixed(1)} MB, p99 GET ${row.getP99.toFixed(1)} ms POST ${row.postP99.toFixed(1)} ms`,
+        `${row.workerHeldMb.toFixed(1)} MB, heap committed API ${row.apiHeapMb.toFixed(1)} MB, worker ` +
+        `${row.workerHeapMb.toFixed(1)} MB, p99 GET ${row.getP99.toFixed(1)} ms POST ${row.postP99.toFixed(1)} ms`,
     );
   }
   const accepted = minutes.reduce((s, m) => s + m.postOk, 0);
@@ -146,7 +157,7 @@ async function main(): Promise<void> {
   await pool.end();
   const processed = Number(statuses.find((r) => r.status === 'processed')?.n ?? 0);
   const settled = minutes.filter((m) => m.minute > SETTLE_MINUTES);
-  const perTen = (key: 'apiMb' | 'workerMb' | 'apiHeldMb' | 'workerHeldMb') =>
+  const perTen = (key: 'apiMb' | 'workerMb' | 'apiHeldMb' | 'workerHeldMb' | 'apiHeapMb' | 'workerHeapMb') =>
     slope(settled.map((m) => [m.minute, m[key]])) * 10;
   const failures = minutes.reduce((s, m) => s + m.failures, 0);
   const md = [
@@ -163,13 +174,16 @@ async function main(): Promise<void> {
       `**${perTen('workerMb').toFixed(2)} MB per 10 min** (least squares over each minute's sample).`,
     `- Held after the last full GC (\`petstore_nodejs_heap_after_full_gc_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
       `API **${perTen('apiHeldMb').toFixed(2)} MB per 10 min**, worker **${perTen('workerHeldMb').toFixed(2)} MB per 10 min**.`,
+    `- V8 heap committed (\`petstore_nodejs_heap_size_total_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
+      `API ${perTen('apiHeapMb').toFixed(2)} MB per 10 min, worker ${perTen('workerHeapMb').toFixed(2)} MB per 10 min.`,
     '',
-    '| minute | GET ok | POST ok | failed | API RSS MB | worker RSS MB | API held MB | worker held MB | GET p99 ms | POST p99 ms |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| minute | GET ok | POST ok | failed | API RSS MB | worker RSS MB | API held MB | worker held MB | ' +
+      'API heap MB | worker heap MB | GET p99 ms | POST p99 ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...minutes.map(
       (m) =>
         `| ${m.minute} | ${m.getOk} | ${m.postOk} | ${m.failures}${m.causes ? ` (${m.causes})` : ''} | ${m.apiMb.toFixed(1)} | ${m.workerMb.toFixed(1)} | ` +
-        `${m.apiHeldMb.toFixed(1)} | ${m.workerHeldMb.toFixed(1)} | ` +
+        `${m.apiHeldMb.toFixed(1)} | ${m.workerHeldMb.toFixed(1)} | ${m.apiHeapMb.toFixed(1)} | ${m.workerHeapMb.toFixed(1)} | ` +
         `${m.getP99.toFixed(1)} | ${m.postP99.toFixed(1)} |`,
     ),
     '',

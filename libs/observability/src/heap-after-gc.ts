@@ -5,7 +5,7 @@ import { Gauge } from 'prom-client';
 const YOUNG = new Set(['new_space', 'new_large_object_space']);
 
 /** The heap in use outside the young generation (whose objects are all short-lived or about to be promoted). */
-export function oldGenerationUsed(): number {
+function oldGenerationUsed(): number {
   let used = 0;
   for (const space of getHeapSpaceStatistics()) if (!YOUNG.has(space.space_name)) used += space.space_used_size;
   return used;
