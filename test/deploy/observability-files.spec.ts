@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { parse } from 'yaml';
 
 /**
@@ -11,9 +12,17 @@ import { parse } from 'yaml';
 const root = join(__dirname, '..', '..');
 const observability = join(root, 'deploy', 'observability');
 
-/** Every `name: 'petstore_…'` a prom-client metric is declared with under apps/ and libs/ (specs aside). */
+/**
+ * Every `name: 'petstore_…'` a prom-client metric is declared with under apps/ and libs/ (specs aside), and
+ * prom-client's default metrics under the prefix the code collects them with.
+ */
 function definedMetrics(): Set<string> {
   const names = new Set<string>();
+  const source = readFileSync(join(root, 'libs', 'observability', 'src', 'http-metrics.ts'), 'utf8');
+  const prefix = /collectDefaultMetrics\(\{ prefix: '(\w+)' \}\)/.exec(source)?.[1];
+  const defaults = new Registry();
+  collectDefaultMetrics({ register: defaults, prefix });
+  for (const metric of defaults.getMetricsAsArray()) names.add(metric.name);
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -82,6 +91,7 @@ describe('Grafana dashboard', () => {
   it('declares the metrics of the code (grepped from apps/ and libs/)', () => {
     expect(defined).toContain('petstore_http_request_duration_seconds');
     expect(defined).toContain('petstore_rate_limit_decisions_total');
+    expect(defined).toContain('petstore_process_start_time_seconds');
   });
 
   it('gives every chart a query and every panel its own id', () => {
