@@ -1,12 +1,22 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './free-port';
+import { canListen, freePort } from './free-port';
 
 const run = promisify(execFile);
+/** Redis Cluster nodes talk to each other on their port plus this. */
+const BUS_OFFSET = 10_000;
+
+/** A free port whose cluster bus port is free too: redis-server exits when either is taken or out of range. */
+async function freeNodePort(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port + BUS_OFFSET <= 65_535 && (await canListen(port + BUS_OFFSET))) return port;
+  }
+}
 
 interface ClusterNode {
   port: number;
@@ -28,7 +38,7 @@ export class RedisCluster {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-redis-cluster-'));
     const nodes: ClusterNode[] = [];
     for (let i = 0; i < 6; i++) {
-      const port = await freePort();
+      const port = await freeNodePort();
       const child = spawn(
         'redis-server',
         [
@@ -50,6 +60,8 @@ export class RedisCluster {
           'no',
           '--loglevel',
           'warning',
+          '--logfile',
+          join(dir, `redis-${port}.log`),
         ],
         { stdio: 'ignore' },
       );
@@ -66,7 +78,9 @@ export class RedisCluster {
         '1',
         '--cluster-yes',
       ]);
-      for (const node of nodes) await cluster.waitFor(node.port, (info) => info.includes('cluster_state:ok'));
+      for (const node of nodes) {
+        await cluster.waitFor(node.port, (info) => info.includes('cluster_state:ok'), 30_000);
+      }
       // Each replica in sync with its master: a replica that never synced does not take over.
       await cluster.waitUntil(async () => {
         const roles = await Promise.all(nodes.map((n) => cluster.cli(n.port, 'INFO', 'replication')));
@@ -157,13 +171,26 @@ export class RedisCluster {
     return this.nodes.find((n) => n.child.exitCode === null && !n.child.signalCode)!.port;
   }
 
+  /** Waits for a node's CLUSTER INFO to pass `test`; fails at once, with the node's log, if its process exits. */
   private async waitFor(port: number, test: (info: string) => boolean, timeoutMs = 10_000): Promise<void> {
+    const { child } = this.nodes.find((n) => n.port === port)!;
+    const exited = () => child.exitCode ?? child.signalCode;
     await this.waitUntil(async () => {
+      if (exited() !== null) return true;
       const info = await this.cli(port, 'CLUSTER', 'INFO').catch(() => '');
       return Boolean(info) && test(info);
     }, timeoutMs).catch(() => {
-      throw new Error(`redis node ${port}: not ready within ${timeoutMs} ms`);
+      throw new Error(`redis node ${port}: not ready within ${timeoutMs} ms; its log: ${this.log(port)}`);
     });
+    if (exited() !== null) throw new Error(`redis node ${port}: exited (${exited()}); its log: ${this.log(port)}`);
+  }
+
+  private log(port: number): string {
+    try {
+      return readFileSync(join(this.dir, `redis-${port}.log`), 'utf8').trim().split('\n').slice(-5).join(' | ');
+    } catch {
+      return '(none)';
+    }
   }
 
   private async waitUntil(test: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
