@@ -23,6 +23,9 @@ interface ClusterNode {
   child: ChildProcess;
 }
 
+/** Neither exited nor killed by a signal: the one test of "this node's process is still there". */
+const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
+
 /**
  * A real Redis Cluster (3 masters, a replica each) of the machine's redis-server, on free
  * loopback ports, for one test file: the processes are stopped by PID and their directory removed.
@@ -135,7 +138,7 @@ export class RedisCluster {
   /** Stops a node's process (SIGKILL: a crash, no goodbye to its peers). */
   async kill(port: number): Promise<void> {
     const node = this.nodes.find((n) => n.port === port)!;
-    if (node.child.exitCode !== null || node.child.signalCode) return;
+    if (!running(node.child)) return;
     const exited = once(node.child, 'exit');
     node.child.kill('SIGKILL');
     await exited;
@@ -151,7 +154,7 @@ export class RedisCluster {
     await this.waitUntil(async () => {
       const served = await this.slotRanges().catch(() => []);
       if (!served.length || served.some((range) => range[2][1] === port)) return false;
-      const live = this.nodes.filter((n) => n.child.exitCode === null && !n.child.signalCode);
+      const live = this.nodes.filter((n) => running(n.child));
       const infos = await Promise.all(live.map((n) => this.cli(n.port, 'CLUSTER', 'INFO').catch(() => '')));
       return infos.every((info) => info.includes('cluster_state:ok'));
     }, timeoutMs);
@@ -168,21 +171,22 @@ export class RedisCluster {
 
   /** The port of a node still running. */
   aLiveNode(): number {
-    return this.nodes.find((n) => n.child.exitCode === null && !n.child.signalCode)!.port;
+    return this.nodes.find((n) => running(n.child))!.port;
   }
 
   /** Waits for a node's CLUSTER INFO to pass `test`; fails at once, with the node's log, if its process exits. */
   private async waitFor(port: number, test: (info: string) => boolean, timeoutMs = 10_000): Promise<void> {
     const { child } = this.nodes.find((n) => n.port === port)!;
-    const exited = () => child.exitCode ?? child.signalCode;
     await this.waitUntil(async () => {
-      if (exited() !== null) return true;
+      if (!running(child)) return true;
       const info = await this.cli(port, 'CLUSTER', 'INFO').catch(() => '');
       return Boolean(info) && test(info);
     }, timeoutMs).catch(() => {
       throw new Error(`redis node ${port}: not ready within ${timeoutMs} ms; its log: ${this.log(port)}`);
     });
-    if (exited() !== null) throw new Error(`redis node ${port}: exited (${exited()}); its log: ${this.log(port)}`);
+    if (!running(child)) {
+      throw new Error(`redis node ${port}: exited (${child.exitCode ?? child.signalCode}); its log: ${this.log(port)}`);
+    }
   }
 
   private log(port: number): string {
