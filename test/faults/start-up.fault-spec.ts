@@ -65,6 +65,26 @@ describe('faults: a start-up that cannot succeed prints one line naming the caus
     expectOneLine(run, /^api failed to start: cannot listen on PORT \d+: .*EADDRINUSE/);
   });
 
+  it('api: a PORT already in use is named before Postgres is tried', async () => {
+    const run = await runToExit('api', { ...logs, PORT: String(busyPort), DATABASE_URL: await nothingAt(databaseUrl) });
+    expectOneLine(run, /^api failed to start: cannot listen on PORT \d+: .*EADDRINUSE/);
+  });
+
+  it('api: a METRICS_PORT already in use', async () => {
+    const run = await runToExit('api', { ...logs, METRICS_PORT: String(busyPort) });
+    expectOneLine(run, /^api failed to start: cannot listen on METRICS_PORT \d+: .*EADDRINUSE/);
+  });
+
+  it('worker: a WORKER_PORT already in use is named before Postgres and Redis are tried', async () => {
+    const run = await runToExit('worker', {
+      ...logs,
+      WORKER_PORT: String(busyPort),
+      DATABASE_URL: await nothingAt(databaseUrl),
+      REDIS_URL: await nothingAt(redisUrl),
+    });
+    expectOneLine(run, /^worker failed to start: cannot listen on WORKER_PORT \d+: .*EADDRINUSE/);
+  });
+
   it('worker: a WORKER_PORT already in use', async () => {
     const run = await runToExit('worker', { ...logs, WORKER_PORT: String(busyPort) });
     expectOneLine(run, /^worker failed to start: cannot listen on WORKER_PORT \d+: .*EADDRINUSE/);

@@ -6,7 +6,7 @@ import { Duplex } from 'node:stream';
 import { INestApplication, Logger } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import { armShutdownWatchdog } from '@app/observability';
+import { armShutdownWatchdog, listenOn } from '@app/observability';
 import { InFlightResponses } from './in-flight-responses';
 
 // A slowloris socket is dropped within HEADERS_TIMEOUT_MS plus one check.
@@ -125,10 +125,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     if (draining) res.setHeader('Connection', 'close');
     handler(req, res);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`cannot listen on PORT ${config.port}: ${err.message}`)));
-    server.listen(config.port, resolve);
-  });
+  await listenOn(server, 'PORT', config.port);
 
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (draining) return;

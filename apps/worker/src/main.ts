@@ -5,6 +5,7 @@ import {
   armShutdownWatchdog,
   initTracing,
   PinoNestLogger,
+  requirePortsFree,
   requirePostgres,
   requireRedis,
   rootLogger,
@@ -18,6 +19,7 @@ startOrExit('worker', async () => {
   const config = loadConfig();
   assertKnownQueues(config, JOBS);
   initTracing(config, 'worker');
+  await requirePortsFree({ WORKER_PORT: config.workerPort });
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
   await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);
   const app = await NestFactory.createApplicationContext(WorkerModule, {

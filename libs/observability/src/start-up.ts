@@ -1,3 +1,4 @@
+import { createServer, Server } from 'node:net';
 import { Client } from 'pg';
 import { connectRedis, RedisTarget, redisServes } from '@app/redis';
 import { within } from './within';
@@ -66,6 +67,32 @@ export async function requireRedis(target: RedisTarget): Promise<void> {
     client.disconnect();
   }
   if (problem) throw new StartUpError(`Redis at ${at} (${variable}) ${problem}`);
+}
+
+/** The one wording of a port that cannot be listened on, at the probe and at the real listen. */
+export function listenFailed(variable: string, port: number, err: Error): Error {
+  return new StartUpError(`cannot listen on ${variable} ${port}: ${err.message}`);
+}
+
+/** Listens on `port` (0: one the system picks), rejecting with `listenFailed`'s line. */
+export function listenOn(server: Server, variable: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(listenFailed(variable, port, err)));
+    server.listen(port, resolve);
+  });
+}
+
+/**
+ * A port another process holds is named before anything is connected or built: a boot takes
+ * seconds, the probe a millisecond. The real listen still reports a port lost in between.
+ */
+export async function requirePortsFree(ports: Record<string, number>): Promise<void> {
+  for (const [variable, port] of Object.entries(ports)) {
+    if (port === 0) continue;
+    const probe = createServer();
+    await listenOn(probe, variable, port);
+    await new Promise((resolve) => probe.close(resolve));
+  }
 }
 
 export function startOrExit(app: string, start: () => Promise<void>): void {

@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import { metricsText, ReadinessService } from '@app/observability';
+import { listenOn, metricsText, ReadinessService } from '@app/observability';
 import { apiReadiness } from '../health/api-readiness';
 
 // Off the public port, so a Service or ingress in front of PORT never exposes it. The health probes
@@ -33,11 +33,7 @@ export class MetricsServerService implements OnApplicationBootstrap, OnApplicati
         );
       else res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
     });
-    await new Promise<void>((resolve, reject) => {
-      const port = this.config.metricsPort;
-      this.server?.once('error', (err) => reject(new Error(`cannot listen on METRICS_PORT ${port}: ${err.message}`)));
-      this.server?.listen(port, resolve);
-    });
+    await listenOn(this.server, 'METRICS_PORT', this.config.metricsPort);
     this.logger.log({ port: this.port() }, 'metrics server listening');
   }
 

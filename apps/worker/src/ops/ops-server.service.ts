@@ -1,7 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { metricsText, ReadinessService, unreachable } from '@app/observability';
+import { listenOn, metricsText, ReadinessService, unreachable } from '@app/observability';
 import { QUEUE_DASHBOARD_PATH, QueueDashboardService } from './queue-dashboard.service';
 
 /**
@@ -30,11 +30,7 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
         res.writeHead(status, { 'Content-Type': type }).end(body);
       });
     });
-    await new Promise<void>((resolve, reject) => {
-      const port = this.config.workerPort;
-      this.server?.once('error', (err) => reject(new Error(`cannot listen on WORKER_PORT ${port}: ${err.message}`)));
-      this.server?.listen(port, resolve);
-    });
+    await listenOn(this.server, 'WORKER_PORT', this.config.workerPort);
     this.logger.log({ port: this.port() }, 'worker ops server listening');
   }
 
