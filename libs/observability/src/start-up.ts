@@ -70,7 +70,7 @@ export async function requireRedis(target: RedisTarget): Promise<void> {
 }
 
 /** The one wording of a port that cannot be listened on, at the probe and at the real listen. */
-export function listenFailed(variable: string, port: number, err: Error): Error {
+function listenFailed(variable: string, port: number, err: Error): Error {
   return new StartUpError(`cannot listen on ${variable} ${port}: ${err.message}`);
 }
 
