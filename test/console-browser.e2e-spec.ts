@@ -206,6 +206,8 @@ describeWithChromium('the console (/console) in a real browser', () => {
     await page.click(`${form} input[value="order.completed"]`);
     await page.click(`${form} input[name=enabled]`);
     await page.click(`${form} button[type=submit]`);
+    // The form closes once the API answered; before that the text matches the input being edited.
+    await page.waitForSelector(form, { hidden: true });
     await page.waitForSelector(`${card} ::-p-text(edited in the console)`);
 
     const now = await owner.get(`/v1/webhooks/${hook.id}`);
