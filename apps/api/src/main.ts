@@ -16,7 +16,7 @@ import { configureApp } from './configure-app';
 import { serve } from './http-server';
 
 // Bounds the API's RSS at no throughput cost (docs/internals/decisions.md); read at each full GC.
-setFlagsFromString('--heap-growing-percent=150');
+setFlagsFromString('--heap-growing-percent=50');
 
 startOrExit('api', async () => {
   const config = loadConfig();

@@ -69,15 +69,10 @@ export async function requireRedis(target: RedisTarget): Promise<void> {
   if (problem) throw new StartUpError(`Redis at ${at} (${variable}) ${problem}`);
 }
 
-/** The one wording of a port that cannot be listened on, at the probe and at the real listen. */
-function listenFailed(variable: string, port: number, err: Error): Error {
-  return new StartUpError(`cannot listen on ${variable} ${port}: ${err.message}`);
-}
-
-/** Listens on `port` (0: one the system picks), rejecting with `listenFailed`'s line. */
+/** Listens on `port` (0: one the system picks); the one wording of a port that cannot be listened on. */
 export function listenOn(server: Server, variable: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(listenFailed(variable, port, err)));
+    server.once('error', (err) => reject(new StartUpError(`cannot listen on ${variable} ${port}: ${err.message}`)));
     server.listen(port, resolve);
   });
 }
