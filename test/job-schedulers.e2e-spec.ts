@@ -1,12 +1,14 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { EventQueue } from '@app/events';
+import { loadConfig } from '@app/config';
 import { MaintenanceQueue, queuePrefix } from '@app/jobs';
 import { eventually } from './support/http';
 import { startWorker } from './support/test-apps';
 
+const { redisNamespace: namespace } = loadConfig();
 const queueOf = (name: string) =>
-  new Queue(name, { prefix: queuePrefix(name), connection: { url: process.env.REDIS_URL } });
+  new Queue(name, { prefix: queuePrefix(namespace, name), connection: { url: process.env.REDIS_URL } });
 
 describe('job schedulers', () => {
   let worker: INestApplicationContext | undefined;

@@ -1,11 +1,14 @@
 import Redis from 'ioredis';
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '@app/config';
 import { queuePrefix } from '@app/jobs';
 import { MessageQueue } from '@app/messages';
 import { cli } from './support/cli';
 import { eventually, HttpClient } from './support/http';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
+
+const { redisNamespace: namespace } = loadConfig();
 
 /**
  * A single-node deployment moving to the per-queue key layout: the work the old
@@ -30,8 +33,8 @@ describe('upgrading from the old queue key layout', () => {
    * are otherwise the same.
    */
   async function toOldLayout(queue: string): Promise<number> {
-    const keys = await redis.keys(`${queuePrefix(queue)}:*`);
-    for (const key of keys) await redis.rename(key, `petstore:${key.slice(queuePrefix(queue).length + 1)}`);
+    const keys = await redis.keys(`${queuePrefix(namespace, queue)}:*`);
+    for (const key of keys) await redis.rename(key, `petstore:${key.slice(queuePrefix(namespace, queue).length + 1)}`);
     return keys.length;
   }
 
@@ -44,7 +47,7 @@ describe('upgrading from the old queue key layout', () => {
     // Queued (every outbox row dispatched; messages accepted together share a job), with no worker running: then
     // left under the old layout, as the old release did.
     await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM outbox'))[0].n === 0);
-    const waiting = await redis.llen(`${queuePrefix(MessageQueue.name)}:${MessageQueue.name}:wait`);
+    const waiting = await redis.llen(`${queuePrefix(namespace, MessageQueue.name)}:${MessageQueue.name}:wait`);
     expect(waiting).toBeGreaterThan(0);
     expect(await toOldLayout(MessageQueue.name)).toBeGreaterThan(0);
     expect(await redis.llen(`petstore:${MessageQueue.name}:wait`)).toBe(waiting);
@@ -69,6 +72,6 @@ describe('upgrading from the old queue key layout', () => {
     const { stdout } = await cli('queues:drop-old-layout', '--json');
     expect(JSON.parse(stdout).removed).toBeGreaterThan(0);
     expect(await redis.keys(`petstore:${MessageQueue.name}:*`)).toEqual([]);
-    expect((await redis.keys(`${queuePrefix(MessageQueue.name)}:*`)).length).toBeGreaterThan(0);
+    expect((await redis.keys(`${queuePrefix(namespace, MessageQueue.name)}:*`)).length).toBeGreaterThan(0);
   });
 });

@@ -19,6 +19,8 @@ import { WebhookReceiver } from '@app/testing';
  * The service on a real Redis Cluster (3 masters, a replica each, started here from the
  * machine's redis-server): REDIS_CLUSTER_NODES makes every client a cluster client.
  */
+const { redisNamespace: namespace } = loadConfig();
+
 describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
   let cluster: RedisCluster;
   let apis: RunningApi[];
@@ -32,8 +34,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     // The seeds are the masters the failover test kills: clients must start again from the
     // nodes they learnt (a worker whose seeds were dead stopped consuming a queue for good).
     const doomed = new Set([
-      await cluster.masterOf(queuePrefix(MessageQueue.name)),
-      await cluster.masterOf(queuePrefix(WebhookQueue.name)),
+      await cluster.masterOf(queuePrefix(namespace, MessageQueue.name)),
+      await cluster.masterOf(queuePrefix(namespace, WebhookQueue.name)),
     ]);
     // REDIS_URL names nothing: whatever still used it would fail.
     const env = {
@@ -119,7 +121,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     const slots = new Map<string, Set<number>>();
     for (const port of await cluster.masters()) {
       for (const key of await cluster.keys(port, 'petstore:{*')) {
-        const queue = new WorkerJobs(JOBS).queues.find((q) => key.startsWith(`${queuePrefix(q)}:`));
+        const queue = new WorkerJobs(JOBS).queues.find((q) => key.startsWith(`${queuePrefix(namespace, q)}:`));
         expect(queue).toBeDefined();
         const slot = await cluster.slotOf(key);
         slots.set(queue!, new Set([...(slots.get(queue!) ?? []), slot]));
@@ -128,7 +130,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect([...slots.values()].map((s) => s.size)).toEqual([...slots.values()].map(() => 1));
     const distinct = new Set([...slots.values()].map((s) => [...s][0]));
     expect(distinct.size).toBe(slots.size);
-    const masters = new Set(await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(q)))));
+    const masters = new Set(await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(namespace, q)))));
     expect(masters.size).toBeGreaterThan(1);
   });
 
@@ -205,8 +207,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     // The masters of the two busiest queues, one after the other (a majority of masters must
     // stay up to elect a replica).
-    await cluster.failOver(await cluster.masterOf(queuePrefix(MessageQueue.name)));
-    await cluster.failOver(await cluster.masterOf(queuePrefix(WebhookQueue.name)));
+    await cluster.failOver(await cluster.masterOf(queuePrefix(namespace, MessageQueue.name)));
+    await cluster.failOver(await cluster.masterOf(queuePrefix(namespace, WebhookQueue.name)));
     await new Promise((resolve) => setTimeout(resolve, 500));
     loading = false;
     await load;
@@ -268,7 +270,7 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
 
   // Last: it leaves the cluster without a master for some slots.
   it('reports Redis down, in readiness and metrics, while slots have no master', async () => {
-    const master = await cluster.masterOf(queuePrefix(MessageQueue.name));
+    const master = await cluster.masterOf(queuePrefix(namespace, MessageQueue.name));
     await cluster.kill(master);
     await eventually(async () => (await readiness(apis[0])).checks.redis === 'down', 20_000);
     const metrics = await (await fetch(`${apis[0].metricsUrl}/metrics`)).text();

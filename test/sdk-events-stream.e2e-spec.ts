@@ -121,4 +121,17 @@ describe('SDK: client.events.stream()', () => {
     expect(follower.error).toBeInstanceOf(PetstoreError);
     expect((follower.error as PetstoreError).code).toBe('insufficient_scope');
   });
+
+  it("throws the error frame of a stream whose key was revoked, instead of resuming or yielding it", async () => {
+    const { http } = await setUp();
+    const key = (await http.post('/v1/keys', { name: 'revoked soon', scopes: ['read'] })).body;
+    const client = new PetstoreClient({ apiKey: key.secret, baseUrl: api.url });
+    const follower = new Follower(client.events.stream({ signal: stop.signal }));
+    await streamsOpen(1);
+    expect((await http.delete(`/v1/keys/${key.id}`)).status).toBe(204);
+    await follower.done();
+    expect(follower.error).toBeInstanceOf(PetstoreError);
+    expect(follower.error).toEqual(expect.objectContaining({ code: 'invalid_api_key', status: 401 }));
+    expect(follower.events).toEqual([]);
+  });
 });

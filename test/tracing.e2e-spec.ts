@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
+import { loadConfig } from '@app/config';
 import { queuePrefix } from '@app/jobs';
 import { FulfilmentQueue, FulfilOrderJob } from '@app/store';
 import { createAccount, ServiceProcess, stopAll } from './faults/support/service-process';
@@ -9,6 +10,7 @@ import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver';
 import { ReceivedRequest, WebhookReceiver } from '@app/testing';
 
 /** OTLP span kinds. */
+const { redisNamespace: namespace } = loadConfig();
 const SERVER = 2;
 const CLIENT = 3;
 const CONSUMER = 5;
@@ -165,7 +167,7 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const order = await http.post('/v1/store/orders', { petId: await newPet(), shipDate });
     expect(order.status).toBe(201);
     const queue = new Queue(FulfilmentQueue.name, {
-      prefix: queuePrefix(FulfilmentQueue.name),
+      prefix: queuePrefix(namespace, FulfilmentQueue.name),
       connection: { url: process.env.REDIS_URL },
     });
     try {

@@ -115,7 +115,8 @@ describe('Kubernetes manifests', () => {
     for (const g of groups) {
       const scaled = ofKind('ScaledObject').find((o) => o.spec.scaleTargetRef.name === g.name);
       const lists = scaled.spec.triggers.map((t: any) => t.metadata.listName).sort();
-      expect(lists).toEqual(g.queues.map((q: string) => `${queuePrefix(q)}:${q}:wait`).sort());
+      const namespace = configMap().data.REDIS_NAMESPACE;
+      expect(lists).toEqual(g.queues.map((q: string) => `${queuePrefix(namespace, q)}:${q}:wait`).sort());
       for (const t of scaled.spec.triggers) {
         expect(t.authenticationRef.name).toBe('petstore-redis');
         expect(Object.keys(t.metadata)).toEqual(expect.arrayContaining(['databaseIndex', 'enableTLS']));

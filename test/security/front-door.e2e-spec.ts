@@ -67,7 +67,7 @@ describe('the front door', () => {
     const fresh = await startApi();
     try {
       // Not shared either: as if issued before the replicas shared what they verified.
-      await fresh.app.get<RedisClient>(REDIS).del(`auth:key:${hashApiKey(apiKey)}`);
+      await fresh.app.get<RedisClient>(REDIS).del(`${fresh.config.redisNamespace}:auth:key:${hashApiKey(apiKey)}`);
       const before = await keyLookups(fresh, 'postgres');
       const client = new HttpClient(fresh.url, apiKey);
       const answers = await Promise.all(Array.from({ length: 50 }, () => client.get('/v1/account')));

@@ -9,6 +9,7 @@ import {
   usageHashKey,
   usageIndexKey,
 } from '@app/access';
+import { AppConfig } from '@app/config';
 import { REDIS, RedisClient } from '@app/redis';
 import { UsageAggregationService, UsageHistoryService, UsageModule } from '@app/usage';
 import { TestClock } from '../support/test-clock';
@@ -40,6 +41,7 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
   let limiter: PlanRateLimiter;
   let aggregation: UsageAggregationService;
   let history: UsageHistoryService;
+  let namespace: string;
 
   /** An account with two keys. */
   async function account() {
@@ -85,6 +87,7 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
     limiter = app.get(PlanRateLimiter);
     aggregation = app.get(UsageAggregationService);
     history = app.get(UsageHistoryService);
+    namespace = app.get(AppConfig).redisNamespace;
   });
   afterAll(async () => {
     delete process.env.RATE_LIMIT_BAN_STRIKES;
@@ -132,7 +135,7 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
       clock.set(at);
       await requests(accountId, k1, 4);
       await aggregateAt(at + 3 * MINUTE);
-      await redis.sadd(usageIndexKey(minuteOf(at)), usageHashKey(`a:${accountId}`, minuteOf(at)));
+      await redis.sadd(usageIndexKey(namespace, minuteOf(at)), usageHashKey(namespace, `a:${accountId}`, minuteOf(at)));
       await aggregateAt(at + 4 * MINUTE);
       expect(await minuteRows(accountId)).toEqual([
         { minute: new Date(minuteOf(at)), keyId: k1, admitted: 4, refused: 0, bans: 0 },
@@ -155,9 +158,9 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
       const { accountId, k1 } = await account();
       clock.set(at);
       await requests(accountId, k1, 1);
-      expect(await redis.smembers(usageIndexKey(minuteOf(at)))).toHaveLength(1);
+      expect(await redis.smembers(usageIndexKey(namespace, minuteOf(at)))).toHaveLength(1);
       expect(await aggregateAt(at + 2 * MINUTE)).toEqual({ minutes: 1, rows: 1 });
-      expect(await redis.smembers(usageIndexKey(minuteOf(at)))).toEqual([]);
+      expect(await redis.smembers(usageIndexKey(namespace, minuteOf(at)))).toEqual([]);
     });
   });
 
@@ -203,7 +206,7 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
       clock.set(at);
       await requests(accountId, k1, 3);
       await aggregateAt(at + 2 * MINUTE);
-      await redis.del(usageHashKey(`a:${accountId}`, minuteOf(at)));
+      await redis.del(usageHashKey(namespace, `a:${accountId}`, minuteOf(at)));
       clock.set(at + 2 * HOUR + 10 * MINUTE);
       expect(await minutesAround(accountId, at)).toContainEqual([0, { ...zero, admitted: 3 }]);
     });

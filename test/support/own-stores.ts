@@ -27,7 +27,7 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<{ url:
 }
 
 /** Drops the database `databaseUrl` names, if it exists, whoever is connected to it. */
-async function dropDatabase(databaseUrl: string): Promise<void> {
+export async function dropDatabase(databaseUrl: string): Promise<void> {
   const name = new URL(databaseUrl).pathname.slice(1);
   const admin = new Client({ connectionString: maintenanceUrl(databaseUrl) });
   await admin.connect();

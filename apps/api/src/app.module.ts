@@ -10,6 +10,7 @@ import { RedisModule } from '@app/redis';
 import { AccountController } from './account/account.controller';
 import { CategoriesController } from './categories/categories.controller';
 import { EventsController } from './events/events.controller';
+import { StreamKeyWatch } from './events/stream-key-watch';
 import { RequestGateMiddleware } from './gate/request-gate.middleware';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -61,6 +62,7 @@ export const API_CONTROLLERS = [
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     TracingFlushService,
     MetricsServerService,
+    StreamKeyWatch,
   ],
 })
 export class AppModule {}

@@ -55,6 +55,7 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
   private listeningSince?: number;
   // Bumped by every invalidation: a load that raced one is not cached.
   private epoch = 0;
+  private readonly watchers = new Set<(msg: AuthInvalidation) => void>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -199,8 +200,20 @@ export class ApiKeyAuthenticator implements OnModuleInit, OnModuleDestroy {
     return ctx;
   }
 
+  /** `watcher` hears every invalidation this process applies, its own and other replicas'; returns the unwatch. */
+  watch(watcher: (msg: AuthInvalidation) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  /** The key as Postgres has it now, usable or not (null: no key has this hash); outside the lookup budget. */
+  current(hash: string): Promise<AuthContext | null> {
+    return this.query(hash);
+  }
+
   invalidate(msg: AuthInvalidation): void {
     this.epoch++;
+    for (const watcher of this.watchers) watcher(msg);
     if (msg.keyHash !== undefined) this.unknown.delete(msg.keyHash);
     this.cache.deleteWhere(
       (entry) => entry.hash === msg.keyHash || (msg.accountId !== undefined && entry.accountId === msg.accountId),

@@ -177,7 +177,7 @@ export class ApiKeysService {
       });
       return k;
     });
-    await this.broadcast({ keyHash: key.keyHash });
+    await this.broadcast({ keyHash: key.keyHash, keyId: key.id });
   }
 
   /** The old secret works until the grace ends (at most 7 days) and counts toward the quota till then. */
@@ -186,7 +186,7 @@ export class ApiKeysService {
     const grace = gracePeriodSeconds ?? this.config.keyRotationGraceSeconds;
     if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS)
       throw ApiError.validation('gracePeriodSeconds', `must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
-    const { issued, oldHash } = await this.uow.run(async (tx) => {
+    const { issued, oldHash, oldId } = await this.uow.run(async (tx) => {
       const manager = caller && (await this.lockManager(tx, accountId, caller.keyId));
       const old = await this.findActive(tx, accountId, keyId);
       if (old.rotatedOutAt) throw new ApiError('not_found', 'API key already rotated; rotate its successor instead');
@@ -199,7 +199,7 @@ export class ApiKeysService {
       const fresh = await this.issue(tx, accountId, { name: old.name, scopes: old.scopes, expiresAt: old.expiresAt });
       // Before the commit, so the new secret is never usable unbanned. Without Redis the rotation
       // still happens: rotating a leaked key matters more than a ban of minutes.
-      await handOverBan(this.redis, accountId, old.id, fresh.id).catch((err: Error) =>
+      await handOverBan(this.redis, this.config.redisNamespace, accountId, old.id, fresh.id).catch((err: Error) =>
         this.logger.warn({ err: { message: err.message }, keyId: old.id }, 'ban not handed over on rotation'),
       );
       await tx.emit({
@@ -209,9 +209,9 @@ export class ApiKeysService {
         resourceId: old.id,
         data: toApiKeyView(old),
       });
-      return { issued: fresh, oldHash: old.keyHash };
+      return { issued: fresh, oldHash: old.keyHash, oldId: old.id };
     });
-    await this.broadcast({ keyHash: oldHash });
+    await this.broadcast({ keyHash: oldHash, keyId: oldId });
     return this.primed(issued);
   }
 

@@ -15,6 +15,9 @@ export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
 /** Open `GET /v1/events/stream` answers per API key at once, across every API replica. */
 export const PLAN_STREAMS: Record<Plan, number> = { free: 2, pro: 10, business: 50, enterprise: 100 };
 
+/** The same per account, whatever its keys: more keys (or revoked ones) open no more streams. */
+export const PLAN_ACCOUNT_STREAMS: Record<Plan, number> = { free: 4, pro: 20, business: 100, enterprise: 500 };
+
 export class LimitsConfigError extends Error {}
 
 function checked(limits: Limits, what: string): Limits {
@@ -39,3 +42,11 @@ export function limitsFor(account: { plan: Plan; limitPerMinute: number | null; 
 
 // Callers without a valid key are limited per client address.
 export const ANONYMOUS_LIMITS: Limits = PLAN_LIMITS.free;
+
+/** Events one `POST /v1/webhooks/{webhookId}/recover` queues at most (`more: true` says some are left). */
+export const PLAN_RECOVER_PER_CALL: Record<Plan, number> = {
+  free: 100,
+  pro: 1_000,
+  business: 5_000,
+  enterprise: 10_000,
+};

@@ -180,12 +180,13 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     if (!byBan) this.prepared.set(subject.bucket, (byBan = new Map()));
     let p = byBan.get(subject.banKey);
     if (!p) {
-      const tag = bucketTag(subject.bucket);
-      const usageKey = usageHashKey(subject.bucket, minute - 60_000);
+      const namespace = this.config.redisNamespace;
+      const tag = bucketTag(namespace, subject.bucket);
+      const usageKey = usageHashKey(namespace, subject.bucket, minute - 60_000);
       const keys = [
         `${tag}:m:${minute}`,
         `${tag}:d:${dayResetOf(nowMs)}`,
-        banFlagKey(subject),
+        banFlagKey(namespace, subject),
         `${tag}:strikes:${subject.banKey}`,
         `${tag}:refused:${subject.banKey}`,
         usageKey,

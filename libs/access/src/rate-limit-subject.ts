@@ -13,10 +13,11 @@ export function keySubject(accountId: number, keyId: number, plan: string): Rate
   return { bucket: `a:${accountId}`, banKey: `k${keyId}`, plan, keyId };
 }
 
-export const bucketTag = (bucket: string) => `rl:{${bucket}}`;
+/** `namespace`: the deployment's (AppConfig.redisNamespace), before the hash tag. */
+export const bucketTag = (namespace: string, bucket: string) => `${namespace}:rl:{${bucket}}`;
 
-export const banFlagKey = (subject: Pick<RateLimitSubject, 'bucket' | 'banKey'>) =>
-  `${bucketTag(subject.bucket)}:ban:${subject.banKey}`;
+export const banFlagKey = (namespace: string, subject: Pick<RateLimitSubject, 'bucket' | 'banKey'>) =>
+  `${bucketTag(namespace, subject.bucket)}:ban:${subject.banKey}`;
 
 const HAND_OVER_BAN_LUA = `
 local left = redis.call('PTTL', KEYS[1])
@@ -29,11 +30,12 @@ return left
 // Both keys share the account's hash tag (one Cluster slot).
 export async function handOverBan(
   redis: RedisClient,
+  namespace: string,
   accountId: number,
   fromKeyId: number,
   toKeyId: number,
 ): Promise<number> {
-  const from = banFlagKey(keySubject(accountId, fromKeyId, ''));
-  const to = banFlagKey(keySubject(accountId, toKeyId, ''));
+  const from = banFlagKey(namespace, keySubject(accountId, fromKeyId, ''));
+  const to = banFlagKey(namespace, keySubject(accountId, toKeyId, ''));
   return (await redis.eval(HAND_OVER_BAN_LUA, 2, from, to)) as number;
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { apiKeyQueries } from './access.queries';
 import { REDIS, RedisClient } from '@app/redis';
@@ -12,8 +13,6 @@ const UNKNOWN_TTL_MS = 60_000;
 const UNKNOWN = 'none';
 // For a lookup on another replica that raced the first delete.
 const SECOND_DELETE_MS = 2_000;
-
-const keyOf = (hash: string) => `auth:key:${hash}`;
 
 type Stored = Omit<AuthContext, 'expiresAt' | 'rotatedOutAt' | 'revokedAt'> & {
   expiresAt: number | null;
@@ -35,12 +34,17 @@ export class SharedKeyMemory {
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
   ) {}
+
+  private keyOf(hash: string): string {
+    return `${this.config.redisNamespace}:auth:key:${hash}`;
+  }
 
   /** null: no key has this hash; undefined: nothing remembered. */
   async get(hash: string): Promise<AuthContext | null | undefined> {
     try {
-      const text = await this.redis.get(keyOf(hash));
+      const text = await this.redis.get(this.keyOf(hash));
       if (!text) return undefined;
       if (text === UNKNOWN) return null;
       const s = JSON.parse(text) as Stored;
@@ -54,7 +58,7 @@ export class SharedKeyMemory {
   async put(hash: string, ctx: AuthContext | null): Promise<void> {
     try {
       if (!ctx) {
-        await this.redis.set(keyOf(hash), UNKNOWN, 'PX', UNKNOWN_TTL_MS, 'NX');
+        await this.redis.set(this.keyOf(hash), UNKNOWN, 'PX', UNKNOWN_TTL_MS, 'NX');
         return;
       }
       const stored: Stored = {
@@ -63,7 +67,7 @@ export class SharedKeyMemory {
         rotatedOutAt: ms(ctx.rotatedOutAt),
         revokedAt: ms(ctx.revokedAt),
       };
-      await this.redis.set(keyOf(hash), JSON.stringify(stored), 'PX', TTL_MS);
+      await this.redis.set(this.keyOf(hash), JSON.stringify(stored), 'PX', TTL_MS);
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'key answer not shared');
     }
@@ -86,7 +90,7 @@ export class SharedKeyMemory {
   // One DEL per key: on a cluster the keys lie in different slots.
   private async delete(hashes: string[]): Promise<void> {
     try {
-      await Promise.all(hashes.map((hash) => this.redis.del(keyOf(hash))));
+      await Promise.all(hashes.map((hash) => this.redis.del(this.keyOf(hash))));
     } catch (err) {
       this.logger.warn({ err: { message: (err as Error).message } }, 'shared verified keys not forgotten');
     }

@@ -1,12 +1,14 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '@app/config';
 import { countRedisError, REDIS, RedisClient } from '@app/redis';
+import { bucketTag } from './rate-limit-subject';
 
-// `rl:{a:<account>}:u:<minute start ms>`, fields `<keyId>:a|r|b` (admitted, refused, bans begun),
+// `<namespace>:rl:{a:<account>}:u:<minute start ms>`, fields `<keyId>:a|r|b` (admitted, refused, bans begun),
 // written by the limiter's script in its own slot; the worker copies finished minutes to Postgres.
-export const usageHashKey = (accountBucket: string, minuteStartMs: number) =>
-  `rl:{${accountBucket}}:u:${minuteStartMs}`;
+export const usageHashKey = (namespace: string, accountBucket: string, minuteStartMs: number) =>
+  `${bucketTag(namespace, accountBucket)}:u:${minuteStartMs}`;
 
-const USAGE_HASH = /^rl:\{a:(\d+)\}:u:(\d+)$/;
+const USAGE_HASH = /:rl:\{a:(\d+)\}:u:(\d+)$/;
 
 export function parseUsageHashKey(key: string): { accountId: number; minuteStartMs: number } | undefined {
   const m = USAGE_HASH.exec(key);
@@ -17,7 +19,8 @@ export function parseUsageHashKey(key: string): { accountId: number; minuteStart
 export const USAGE_HASH_TTL_MS = 3 * 3_600_000;
 
 // Lets the worker find a minute's hashes without a SCAN; one hash tag for all of them.
-export const usageIndexKey = (minuteStartMs: number) => `usage:{index}:${minuteStartMs}`;
+export const usageIndexKey = (namespace: string, minuteStartMs: number) =>
+  `${namespace}:usage:{index}:${minuteStartMs}`;
 
 export const USAGE_INDEX_FLUSH_MS = 5_000;
 
@@ -29,7 +32,10 @@ export class UsageIndex implements OnModuleDestroy {
   private timer?: NodeJS.Timeout;
   private warned = false;
 
-  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly config: AppConfig,
+  ) {}
 
   note(usageKey: string): void {
     this.touched.add(usageKey);
@@ -55,7 +61,8 @@ export class UsageIndex implements OnModuleDestroy {
     try {
       const pipeline = this.redis.pipeline();
       for (const [minute, keys] of byMinute) {
-        pipeline.sadd(usageIndexKey(minute), ...keys).pexpire(usageIndexKey(minute), USAGE_HASH_TTL_MS);
+        const index = usageIndexKey(this.config.redisNamespace, minute);
+        pipeline.sadd(index, ...keys).pexpire(index, USAGE_HASH_TTL_MS);
       }
       const replies = (await pipeline.exec()) ?? [];
       const failed = replies.find(([err]) => err);

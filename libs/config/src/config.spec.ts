@@ -234,3 +234,19 @@ describe('.env in the working directory', () => {
     }
   });
 });
+
+describe('REDIS_NAMESPACE', () => {
+  it("defaults to the database's name, so two deployments on one Redis differ", () => {
+    expect(loadConfig({}).redisNamespace).toBe('petstore');
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@db:5432/shop_eu' }).redisNamespace).toBe('shop_eu');
+  });
+
+  it('keeps only characters safe in a key and outside a hash tag', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@db/my%20%7Bdb%7D' }).redisNamespace).toBe('my__db_');
+  });
+
+  it('takes the setting over the default, and refuses braces, naming the variable', () => {
+    expect(loadConfig({ REDIS_NAMESPACE: 'eu-1' }).redisNamespace).toBe('eu-1');
+    expect(() => loadConfig({ REDIS_NAMESPACE: 'a{b}' })).toThrow(/REDIS_NAMESPACE: must be 1-64 of/);
+  });
+});

@@ -76,6 +76,28 @@ const redisClusterVariables = {
   tls: variable('REDIS_TLS', bool.default(false)),
 };
 
+const databaseUrl = variable(
+  'DATABASE_URL',
+  z
+    .url()
+    .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
+    .default('postgres://postgres@127.0.0.1:5432/petstore'),
+);
+
+// Pub/sub ignores the db index and a cluster has only db 0: deployments sharing a Redis are told apart by this.
+const REDIS_NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
+const redisNamespaceVariables = {
+  namespace: variable('REDIS_NAMESPACE', z.string().regex(REDIS_NAMESPACE, 'must be 1-64 of [A-Za-z0-9_.-]').optional()),
+  databaseUrl,
+};
+
+/** REDIS_NAMESPACE, or the database's name: two deployments never share a database, so they differ by default. */
+function redisNamespaceOf({ namespace, databaseUrl }: { namespace?: string; databaseUrl: string }): string {
+  if (namespace) return namespace;
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)).replace(/[^A-Za-z0-9_.-]/g, '_');
+  return name.slice(0, 64) || 'petstore';
+}
+
 // Every variable the service reads, where it lands in AppConfig; loadConfig is the only reader of process.env.
 const spec = {
   nodeEnv: variable('NODE_ENV', z.enum(['development', 'production', 'test']).default('development')),
@@ -83,13 +105,7 @@ const spec = {
   workerPort: variable('WORKER_PORT', port.default(3001)),
   // The API's /metrics, off the public port (Prometheus's registered default for exporters).
   metricsPort: variable('METRICS_PORT', port.default(9464)),
-  databaseUrl: variable(
-    'DATABASE_URL',
-    z
-      .url()
-      .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
-      .default('postgres://postgres@127.0.0.1:5432/petstore'),
-  ),
+  databaseUrl,
   databasePoolSize: variable('DATABASE_POOL_SIZE', positiveInt.default(20)),
   // A worker waits on Redis and webhook receivers far more than on Postgres.
   workerDatabasePoolSize: variable('WORKER_DATABASE_POOL_SIZE', positiveInt.default(5)),
@@ -127,6 +143,8 @@ const spec = {
         );
     return undefined;
   }),
+  /** Starts every Redis key and channel of this deployment (libs/redis RedisNamespace). */
+  redisNamespace: derived(redisNamespaceVariables, redisNamespaceOf),
   logLevel: variable(
     'LOG_LEVEL',
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -295,7 +313,8 @@ function valuesOf(node: Variable | Derived | Tree, flat: Record<string, unknown>
   return Object.fromEntries(Object.entries(node).map(([key, child]) => [key, valuesOf(child, flat, problem)]));
 }
 
-const VARIABLES = variablesOf(spec);
+// DATABASE_URL is read twice (its own value, and the Redis namespace's default).
+const VARIABLES = [...new Set(variablesOf(spec))];
 
 // The one schema: each variable's rule, then the grouped AppConfig and the rules across variables.
 const schema = z.object(Object.fromEntries(VARIABLES.map((v) => [v.name, v.schema]))).transform((flat, ctx) => {

@@ -2,18 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { ApiError } from '@app/errors';
+import { ApiError, ErrorBody } from '@app/errors';
+import { LeasedSlots } from '@app/redis';
 import { EventFilter, EventsService, passes } from './events.service';
 import { LiveEvents, LiveSink } from './live-events';
-import { StreamSlots } from './stream-slots';
 import type { PublicEvent } from './views';
 
 /** Live events held for one client whose socket is full; beyond it the stream ends and the client resumes. */
 export const STREAM_BUFFER_EVENTS = 1_000;
 const BACKLOG_PAGE = 500;
 
-/** Why the server ends a stream: each answer ends with a `retry:` hint and the client resumes from its last id. */
-export type StreamEnd = 'behind' | 'lost' | 'shutdown';
+/**
+ * Why the server ends a stream: each answer ends with a `retry:` hint and the client resumes from its last id; `key`:
+ * the key stopped working (revoked, expired, its rotation's grace over), told in an error frame first.
+ */
+export type StreamEnd = 'behind' | 'lost' | 'shutdown' | 'key';
 
 export interface StreamOutput {
   /** False when the client's socket is full: nothing more is written until `drained()`. */
@@ -21,18 +24,41 @@ export interface StreamOutput {
   /** An id without an event: where a client that reconnects resumes from, before any event came. */
   position(id: number): void;
   heartbeat(): void;
-  end(why: StreamEnd): void;
+  /** `error`: the Error body sent as the stream's last event. */
+  end(why: StreamEnd, error?: ErrorBody): void;
 }
+
+/** Where a stream's key stands when asked again: working until `validUntil` (ms; unset: no end), or refused now. */
+export type KeyStanding = { validUntil?: number } | { refused: ApiError };
 
 export interface StreamRequest {
   accountId: number;
   keyId: number;
-  /** Streams the key may hold open at once, across replicas. */
-  cap: number;
+  /** Streams the key, and its whole account, may hold open at once, across replicas. */
+  caps: { key: number; account: number };
   filter: EventFilter;
   /** Resume after this id: the events since are read from the table first. Unset: live events only. */
   after?: number;
+  /** When the key stops working by itself (expiry, a rotation's grace), in ms; unset: never. */
+  keyValidUntil?: number;
+  /** Asked when the key or its account changed, and when `keyValidUntil` comes. */
+  recheckKey(): Promise<KeyStanding>;
 }
+
+/** A change to keys that streams must answer: a key, an account's keys, or (neither) every key. */
+export interface KeyChange {
+  accountId?: number;
+  keyId?: number;
+}
+
+interface Held {
+  req: StreamRequest;
+  slot: string;
+  deadline?: NodeJS.Timeout;
+}
+
+// setTimeout's longest delay; a later end is armed again when it fires.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const openStreams = new Gauge({ name: 'petstore_event_streams_open', help: 'Event streams open on this process' });
 
@@ -96,13 +122,13 @@ export class EventStream implements LiveSink {
   }
 
   /** `why` unset: the client went away, nothing is written. */
-  end(why?: StreamEnd): void {
+  end(why?: StreamEnd, error?: ErrorBody): void {
     if (this.ended) return;
     this.ended = true;
     this.pending = [];
     this.resume?.();
     this.onEnd(this);
-    if (why) this.out.end(why);
+    if (why) this.out.end(why, error);
   }
 
   private async send(event: PublicEvent): Promise<void> {
@@ -122,34 +148,39 @@ export class EventStream implements LiveSink {
   }
 }
 
-/** The open streams of this process: slots per key, one heartbeat timer for all, and their end at shutdown. */
+/**
+ * The open streams of this process: slots per key and per account, one heartbeat timer for all, their end when their
+ * key stops working, and at shutdown.
+ */
 @Injectable()
 export class EventStreams implements OnApplicationShutdown {
   private readonly logger = new Logger(EventStreams.name);
-  private readonly streams = new Map<EventStream, { keyId: number; slot: string; cap: number }>();
+  private readonly streams = new Map<EventStream, Held>();
   private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly events: EventsService,
     private readonly live: LiveEvents,
-    private readonly slots: StreamSlots,
+    private readonly slots: LeasedSlots,
     private readonly config: AppConfig,
   ) {}
 
-  /** 429 beyond the key's cap, 503 without Redis; then `start()` the stream once the answer's headers are out. */
+  /** 429 beyond the key's or the account's cap, 503 without Redis; then `start()` once the answer's headers are out. */
   async open(req: StreamRequest, out: StreamOutput): Promise<EventStream> {
     const slot = randomUUID();
-    const taken = await this.slots.take(req.keyId, slot, req.cap, this.leaseMs).catch(() => {
+    const full = await this.take(req, slot).catch(() => {
       const retry = { 'Retry-After': '5' };
       throw new ApiError('service_unavailable', 'Event streams are unavailable right now; try again later', [], retry);
     });
-    if (!taken)
+    if (full !== -1) {
+      const [cap, of] = full === 0 ? [req.caps.account, 'account'] : [req.caps.key, 'API key'];
       throw new ApiError(
         'rate_limit_exceeded',
-        `This API key has ${req.cap} event streams open, its plan's limit: close one first`,
-        [{ field: 'streams', message: `limit ${req.cap} open streams per API key` }],
+        `This ${of} has ${cap} event streams open, its plan's limit: close one first`,
+        [{ field: 'streams', message: `limit ${cap} open streams per ${of}` }],
         { 'Retry-After': String(Math.ceil(this.config.eventStreamHeartbeatMs / 1000)) },
       );
+    }
     const backlog = (after: number) => this.events.backlog(req.accountId, after, req.filter, BACKLOG_PAGE);
     let stream: EventStream;
     try {
@@ -158,17 +189,90 @@ export class EventStreams implements OnApplicationShutdown {
       stream = new EventStream(out, req.filter, after, req.after === undefined, backlog, (s) => this.forget(s));
       stream.unsubscribe = await this.live.subscribe(req.accountId, stream);
     } catch (err) {
-      await this.slots.release(req.keyId, slot).catch(() => undefined);
+      await this.slots.release(this.setsOf(req), slot).catch(() => undefined);
       throw err;
     }
-    this.streams.set(stream, { keyId: req.keyId, slot, cap: req.cap });
+    const held: Held = { req, slot };
+    this.streams.set(stream, held);
+    this.arm(held, req.keyValidUntil);
     openStreams.inc();
     this.timer ??= setInterval(() => this.beat(), this.config.eventStreamHeartbeatMs);
     return stream;
   }
 
+  /**
+   * Asks each affected key where it stands (once per key): a key no longer working ends its streams with an error
+   * frame and frees its slots; one working has its end armed again (a rotation sets one).
+   */
+  async recheck(change: KeyChange): Promise<void> {
+    const byKey = new Map<number, { req: StreamRequest; streams: EventStream[] }>();
+    for (const [stream, { req }] of this.streams) {
+      const affected =
+        (change.keyId === undefined && change.accountId === undefined) ||
+        req.keyId === change.keyId ||
+        (change.keyId === undefined && req.accountId === change.accountId);
+      if (!affected) continue;
+      const key = byKey.get(req.keyId);
+      if (key) key.streams.push(stream);
+      else byKey.set(req.keyId, { req, streams: [stream] });
+    }
+    await Promise.all([...byKey.values()].map(({ req, streams }) => this.recheckKey(req, streams)));
+  }
+
   onApplicationShutdown(): void {
     for (const stream of [...this.streams.keys()]) stream.end('shutdown');
+  }
+
+  private async recheckKey(req: StreamRequest, streams: EventStream[]): Promise<void> {
+    let standing: KeyStanding;
+    try {
+      standing = await req.recheckKey();
+    } catch (err) {
+      // Unknown standing: the client resumes and its key is checked again at the door.
+      this.logger.warn({ err: { message: (err as Error).message } }, 'event stream key not rechecked: stream ended');
+      for (const stream of streams) stream.end('lost');
+      return;
+    }
+    if ('refused' in standing) {
+      for (const stream of streams) stream.end('key', standing.refused.toBody());
+      await this.slots.evict(this.keySet(req), this.accountSet(req)).catch(() => undefined);
+      return;
+    }
+    for (const stream of streams) {
+      const held = this.streams.get(stream);
+      if (held) this.arm(held, standing.validUntil);
+    }
+  }
+
+  private arm(held: Held, until: number | undefined): void {
+    clearTimeout(held.deadline);
+    held.deadline = undefined;
+    if (until === undefined) return;
+    const wait = Math.max(0, until - Date.now());
+    held.deadline = setTimeout(() => {
+      if (wait > MAX_TIMER_MS) return this.arm(held, until);
+      void this.recheck({ keyId: held.req.keyId });
+    }, Math.min(wait, MAX_TIMER_MS));
+    held.deadline.unref();
+  }
+
+  // Both sets in the account's Cluster slot.
+  private accountSet(req: StreamRequest): string {
+    return `${this.config.redisNamespace}:event-streams:{a:${req.accountId}}`;
+  }
+
+  private keySet(req: StreamRequest): string {
+    return `${this.accountSet(req)}:k:${req.keyId}`;
+  }
+
+  private setsOf(req: StreamRequest): string[] {
+    return [this.accountSet(req), this.keySet(req)];
+  }
+
+  /** -1 when taken; 0: the account is at its cap; 1: the key is. */
+  private take(req: StreamRequest, slot: string): Promise<number> {
+    const caps = [req.caps.account, req.caps.key];
+    return this.slots.take({ sets: this.setsOf(req), caps, member: slot, leaseMs: this.leaseMs });
   }
 
   // A lease outlives two missed heartbeats.
@@ -178,9 +282,9 @@ export class EventStreams implements OnApplicationShutdown {
 
   private beat(): void {
     void this.live.probe();
-    for (const [stream, { keyId, slot, cap }] of this.streams) {
+    for (const [stream, { req, slot }] of this.streams) {
       stream.heartbeat();
-      this.slots.take(keyId, slot, cap, this.leaseMs).catch((err: Error) => {
+      this.take(req, slot).catch((err: Error) => {
         this.logger.warn({ err: { message: err.message } }, 'event stream slot not renewed');
       });
     }
@@ -190,9 +294,10 @@ export class EventStreams implements OnApplicationShutdown {
     stream.unsubscribe();
     const held = this.streams.get(stream);
     if (!held) return;
+    clearTimeout(held.deadline);
     this.streams.delete(stream);
     openStreams.dec();
-    void this.slots.release(held.keyId, held.slot).catch(() => undefined);
+    void this.slots.release(this.setsOf(held.req), held.slot).catch(() => undefined);
     if (!this.streams.size) {
       clearInterval(this.timer);
       this.timer = undefined;

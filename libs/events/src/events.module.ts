@@ -9,7 +9,6 @@ import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
 import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
-import { StreamSlots } from './stream-slots';
 import { EventStreams } from './event-streams';
 
 /** Global: every feature's writes, jobs and events commit together through DomainUnitOfWork. */
@@ -22,7 +21,6 @@ import { EventStreams } from './event-streams';
     EventsSweepSource,
     EventsRetentionSource,
     LiveEvents,
-    StreamSlots,
     EventStreams,
   ],
   exports: [DomainUnitOfWork, EventsService, EventStreams],

@@ -5,7 +5,7 @@ import { RedisBroadcast } from '@app/redis';
 import type { PublicEvent } from './views';
 
 /** One channel for every account: a cluster keeps it on one shard (sharded pub/sub), every API replica hears it. */
-export const LIVE_EVENTS_CHANNEL = 'petstore:events';
+export const LIVE_EVENTS_CHANNEL = 'events';
 const LISTEN_TIMEOUT_MS = 2_000;
 
 /** A committed event as published: its account, and whether only admin keys may see it (DomainEventEntity.adminOnly). */

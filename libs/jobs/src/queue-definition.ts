@@ -8,8 +8,8 @@ export function defineQueue(name: string): QueueDefinition {
 }
 
 // `{queue}` is a Redis Cluster hash tag: a queue's keys share a slot (BullMQ's scripts touch many at once), and
-// queues spread over the masters.
-export const queuePrefix = (queue: string) => `petstore:{${queue}}`;
+// queues spread over the masters. The deployment's namespace comes first (`petstore:{messages}` by default).
+export const queuePrefix = (namespace: string, queue: string) => `${namespace}:{${queue}}`;
 
 /** The platform's queue: scheduled housekeeping (job schedulers, never staged), such as retention. */
 export const MaintenanceQueue = defineQueue('maintenance');

@@ -1,4 +1,5 @@
 export * from './redis';
+export * from './leased-slots';
 export * from './redis-broadcast';
 export * from './redis-errors';
 export * from './redis-tokens';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import type { RedisClient } from './redis';
+import { AppConfig } from '@app/config';
+import { redisOptions, type RedisClient } from './redis';
 import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
 
 export interface BroadcastListener {
@@ -16,28 +17,43 @@ const PROBE_TIMEOUT_MS = 1_000;
 
 // At most once, to whoever is subscribed. A cluster uses sharded pub/sub: a message costs its
 // slot's shard alone instead of crossing every node's bus, and ioredis follows failovers.
+// Channels are named by the caller and live in the deployment's namespace (see channel()).
 @Injectable()
 export class RedisBroadcast {
   private readonly probes = new Map<string, () => void>();
   private readonly listeners = new Map<string, BroadcastListener>();
   private readonly listening = new Set<string>();
+  private readonly scope: string;
 
   constructor(
     @Inject(REDIS) private readonly publisher: RedisClient,
     @Inject(REDIS_SUBSCRIBER) private readonly subscriber: RedisClient,
-  ) {}
+    config: AppConfig,
+  ) {
+    // Pub/sub ignores the db index: deployments on one server in two dbs must not hear each other.
+    this.scope = config.redisCluster
+      ? config.redisNamespace
+      : `${config.redisNamespace}:db${redisOptions(config.redisUrl).db}`;
+  }
+
+  /** The channel Redis sees for `name`. */
+  channel(name: string): string {
+    return `${this.scope}:${name}`;
+  }
 
   private get sharded(): boolean {
     return this.subscriber instanceof Cluster;
   }
 
-  async publish(channel: string, message: string): Promise<void> {
+  async publish(name: string, message: string): Promise<void> {
+    const channel = this.channel(name);
     if (this.sharded) await this.publisher.spublish(channel, message);
     else await this.publisher.publish(channel, message);
   }
 
   /** On every (re)connect: the fail-fast client does not queue commands while offline. */
-  listen(channel: string, listener: BroadcastListener): void {
+  listen(name: string, listener: BroadcastListener): void {
+    const channel = this.channel(name);
     this.listeners.set(channel, listener);
     const heard = () => {
       this.listening.add(channel);
@@ -63,7 +79,8 @@ export class RedisBroadcast {
 
   // A connection can die without closing (a silent partition). One node: a PING on the subscriber;
   // a cluster spreads subscriptions over shards, so the probe is a message to ourselves.
-  async probe(channel: string): Promise<void> {
+  async probe(name: string): Promise<void> {
+    const channel = this.channel(name);
     try {
       if (!this.sharded) {
         // Not subscribed: the next 'ready' subscribes; a PING would prove nothing.

@@ -1,6 +1,7 @@
 import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { createFailFastClient, RedisClient } from './redis';
+import { LeasedSlots } from './leased-slots';
 import { RedisBroadcast } from './redis-broadcast';
 import { REDIS, REDIS_SUBSCRIBER } from './redis-tokens';
 
@@ -29,7 +30,8 @@ class RedisLifecycle implements OnApplicationShutdown {
     },
     RedisLifecycle,
     RedisBroadcast,
+    LeasedSlots,
   ],
-  exports: [REDIS, REDIS_SUBSCRIBER, RedisBroadcast],
+  exports: [REDIS, REDIS_SUBSCRIBER, RedisBroadcast, LeasedSlots],
 })
 export class RedisModule {}

@@ -46,7 +46,7 @@ export class UsageAggregationService implements OnApplicationBootstrap {
     for (let m = Math.floor((now - LOOK_BACK_MS) / MINUTE_MS) * MINUTE_MS; m <= last; m += MINUTE_MS) minutes.push(m);
     // Every index set shares one hash tag: one pipeline, one node.
     const pipeline = this.redis.pipeline();
-    for (const m of minutes) pipeline.smembers(usageIndexKey(m));
+    for (const m of minutes) pipeline.smembers(usageIndexKey(this.config.redisNamespace, m));
     const indexes = ((await pipeline.exec()) ?? []).map(([err, members], i) => {
       if (err) throw err;
       return { minute: minutes[i], keys: members as string[] };
@@ -90,7 +90,7 @@ export class UsageAggregationService implements OnApplicationBootstrap {
     });
     // SREM, not DEL: an API process may add to this index right now (a late flush); that entry
     // stays for the next run, which copies the whole hash again.
-    await this.redis.srem(usageIndexKey(minute), ...keys);
+    await this.redis.srem(usageIndexKey(this.config.redisNamespace, minute), ...keys);
     return rows.accountIds.length;
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { usageHashKey } from '@app/access';
-import { Clock } from '@app/config';
+import { AppConfig, Clock } from '@app/config';
 import { preparedQuery, ReadReplicas } from '@app/database';
 import { REDIS, RedisClient } from '@app/redis';
 import {
@@ -36,6 +36,7 @@ export class UsageHistoryService {
     private readonly replicas: ReadReplicas,
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly clock: Clock,
+    private readonly config: AppConfig,
   ) {}
 
   async history(accountId: number, q: UsageQuery): Promise<UsageBucket[]> {
@@ -83,7 +84,7 @@ export class UsageHistoryService {
     for (let m = Math.floor(fromMs / MINUTE_MS) * MINUTE_MS; m < toMs; m += MINUTE_MS) minutes.push(m);
     if (minutes.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const m of minutes) pipeline.hgetall(usageHashKey(`a:${accountId}`, m));
+    for (const m of minutes) pipeline.hgetall(usageHashKey(this.config.redisNamespace, `a:${accountId}`, m));
     const replies = (await pipeline.exec()) ?? [];
     return replies.map(([err, hash], i) => {
       if (err) throw err;

@@ -1,27 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { Result } from 'ioredis';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { REDIS, RedisClient } from '@app/redis';
+import { LeasedSlots } from '@app/redis';
 import { preparedQuery } from '@app/database';
 import { webhookDeliveryQueries } from './webhooks.queries';
-
-const SLOT_COMMAND = 'petstoreWebhookSlot';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** 1 if the slot is taken, 0 if the account has none left. */
-    [SLOT_COMMAND](key: string, now: number, expiresAt: number, member: string, cap: number): Result<number, Context>;
-  }
-}
-
-/** Job ids scored by when their slot lapses: a worker killed mid-delivery cannot hold a slot for ever. */
-const SLOT_LUA = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if not redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-return 1`;
 
 /** How long a delivery over its account's share waits before it is tried again, plus as much jitter. */
 export const FAIR_SHARE_RETRY_MS = 1_000;
@@ -37,12 +19,10 @@ export class WebhookFairShare {
   private readonly contention = new Map<number, { until: number; waiting: Promise<boolean> }>();
 
   constructor(
-    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly slots: LeasedSlots,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
-  ) {
-    if (!this.redis[SLOT_COMMAND]) this.redis.defineCommand(SLOT_COMMAND, { numberOfKeys: 1, lua: SLOT_LUA });
-  }
+  ) {}
 
   /** False when the account is over its share and another account waits. */
   async acquire(accountId: number, jobId: string): Promise<boolean> {
@@ -52,14 +32,13 @@ export class WebhookFairShare {
   }
 
   async release(accountId: number, jobId: string): Promise<void> {
-    await this.redis.zrem(slotsKey(accountId), jobId);
+    await this.slots.release([this.slotsKey(accountId)], jobId);
   }
 
   private async take(accountId: number, jobId: string, cap: number): Promise<boolean> {
-    const now = Date.now();
     // A delivery cannot outlive its timeout by much; the lock period covers the bookkeeping.
-    const expiresAt = now + this.config.webhooks.timeoutMs + this.config.jobs.lockMs;
-    return (await this.redis[SLOT_COMMAND](slotsKey(accountId), now, expiresAt, jobId, cap)) === 1;
+    const leaseMs = this.config.webhooks.timeoutMs + this.config.jobs.lockMs;
+    return (await this.slots.take({ sets: [this.slotsKey(accountId)], caps: [cap], member: jobId, leaseMs })) === -1;
   }
 
   /** First attempts and retries whose time has come, asked at most every CONTENTION_TTL_MS per account. */
@@ -75,9 +54,12 @@ export class WebhookFairShare {
     return waiting;
   }
 
+  // A worker killed mid-delivery cannot hold a slot for ever: each is a lease.
+  private slotsKey(accountId: number): string {
+    return `${this.config.redisNamespace}:webhooks:in-flight:{${accountId}}`;
+  }
+
   retryAt(): number {
     return Date.now() + FAIR_SHARE_RETRY_MS + Math.floor(Math.random() * FAIR_SHARE_RETRY_MS);
   }
 }
-
-const slotsKey = (accountId: number) => `webhooks:in-flight:{${accountId}}`;

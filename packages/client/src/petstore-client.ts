@@ -303,7 +303,13 @@ export class PetstoreClient {
         for await (const frame of streamFrames(response.body)) {
           if (frame.retry !== undefined) retryMs = frame.retry;
           if (frame.id !== undefined && /^\d+$/.test(frame.id)) lastId = Number(frame.id);
-          if (frame.data !== undefined) yield JSON.parse(frame.data) as M.Event;
+          if (frame.data === undefined) continue;
+          // The server's last word on a stream whose key stopped working: no resuming with that key.
+          if (frame.event === 'error') {
+            const body = JSON.parse(frame.data) as M.ErrorBody;
+            throw new PetstoreError(body.status, body, response.headers);
+          }
+          yield JSON.parse(frame.data) as M.Event;
         }
         // The server ended the stream (shutdown, a client too far behind): back after its retry hint.
         await sleep(retryMs, signal);

@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, Logger, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthContext, PLAN_STREAMS } from '@app/access';
+import { AuthContext, hashApiKey, PLAN_ACCOUNT_STREAMS, PLAN_STREAMS, usableUntil } from '@app/access';
 import { ApiError } from '@app/errors';
 import { EventStreams, isAdminEventType, PublicEvent } from '@app/events';
 import { Auth } from '../gate/auth.decorator';
@@ -12,6 +12,7 @@ import { Policy } from '../policy/route-policy.decorator';
 import { SERVER_DRAINING } from '../http-server';
 import { SseOutput } from './sse-output';
 import { ListEventsDocs, StreamEventsDocs } from './events.openapi';
+import { StreamKeyWatch } from './stream-key-watch';
 
 const refuseAdminTypes = () =>
   new ApiError('insufficient_scope', 'api_key.* events need the admin scope, which this API key lacks');
@@ -34,6 +35,7 @@ export class EventsController {
   constructor(
     private readonly events: EventsService,
     private readonly streams: EventStreams,
+    private readonly keyWatch: StreamKeyWatch,
   ) {}
 
   @Get()
@@ -56,19 +58,24 @@ export class EventsController {
     @Auth() auth: AuthContext,
     @Query() query: StreamEventsQuery,
     @Headers('last-event-id') lastId: string | undefined,
+    @Headers('authorization') authorization: string,
     @Res() res: Response,
   ): Promise<void> {
     const adminEvents = auth.scopes.includes('admin');
     const types = query.type ?? [];
     if (!adminEvents && types.some(isAdminEventType)) throw refuseAdminTypes();
     const output = new SseOutput(res);
+    // The gate let exactly one `Bearer <key>` through.
+    const keyHash = hashApiKey(authorization.slice('Bearer '.length));
     const stream = await this.streams.open(
       {
         accountId: auth.accountId,
         keyId: auth.keyId,
-        cap: PLAN_STREAMS[auth.plan],
+        caps: { key: PLAN_STREAMS[auth.plan], account: PLAN_ACCOUNT_STREAMS[auth.plan] },
         filter: { types, adminEvents },
         after: lastEventId(lastId) ?? query.after,
+        keyValidUntil: usableUntil(auth),
+        recheckKey: () => this.keyWatch.standing(keyHash),
       },
       output,
     );

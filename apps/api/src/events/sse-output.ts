@@ -1,8 +1,9 @@
 import type { Response } from 'express';
+import type { ErrorBody } from '@app/errors';
 import type { PublicEvent, StreamEnd, StreamOutput } from '@app/events';
 
 /** How soon the client comes back after the server ends its stream: at once after a shutdown (another replica). */
-const RETRY_MS: Record<StreamEnd, number> = { shutdown: 500, behind: 1_000, lost: 3_000 };
+const RETRY_MS: Record<StreamEnd, number> = { shutdown: 500, behind: 1_000, lost: 3_000, key: 5_000 };
 
 /** The `text/event-stream` framing of an event stream (WHATWG HTML, server-sent events). */
 export class SseOutput implements StreamOutput {
@@ -31,7 +32,8 @@ export class SseOutput implements StreamOutput {
     this.res.write(': heartbeat\n\n');
   }
 
-  end(why: StreamEnd): void {
-    this.res.end(`: ${why}\nretry: ${RETRY_MS[why]}\n\n`);
+  end(why: StreamEnd, error?: ErrorBody): void {
+    const last = error ? `event: error\ndata: ${JSON.stringify(error)}\n\n` : '';
+    this.res.end(`${last}: ${why}\nretry: ${RETRY_MS[why]}\n\n`);
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
+import { AppConfig } from '@app/config';
 import { REDIS, RedisClient } from '@app/redis';
 
 export const REPLAY_TTL_MS = 24 * 3600 * 1000;
@@ -65,11 +66,14 @@ function unseal(sealed: string, key: Buffer): StoredResponse {
 export class IdempotencyStore {
   private readonly logger = new Logger(IdempotencyStore.name);
 
-  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly config: AppConfig,
+  ) {}
 
   async claim(accountId: number, key: string, fingerprint: string, keyId: number): Promise<Claim> {
     // Hashed: any printable characters, fixed length, and the client's text is not kept.
-    const redisKey = `idem:{${accountId}}:${sha256('name', key).toString('hex')}`;
+    const redisKey = `${this.config.redisNamespace}:idem:{${accountId}}:${sha256('name', key).toString('hex')}`;
     const sealKey = sha256('seal', key);
     const token = randomUUID();
     try {
