@@ -157,6 +157,8 @@ export class EventStreams implements OnApplicationShutdown {
   private readonly logger = new Logger(EventStreams.name);
   private readonly streams = new Map<EventStream, Held>();
   private timer?: NodeJS.Timeout;
+  // Counts rechecks: a key changed while its stream was opening is asked again once the stream is held.
+  private changes = 0;
 
   constructor(
     private readonly events: EventsService,
@@ -167,6 +169,7 @@ export class EventStreams implements OnApplicationShutdown {
 
   /** 429 beyond the key's or the account's cap, 503 without Redis; then `start()` once the answer's headers are out. */
   async open(req: StreamRequest, out: StreamOutput): Promise<EventStream> {
+    const changesBefore = this.changes;
     const slot = randomUUID();
     const full = await this.take(req, slot).catch(() => {
       const retry = { 'Retry-After': '5' };
@@ -197,6 +200,7 @@ export class EventStreams implements OnApplicationShutdown {
     this.arm(held, req.keyValidUntil);
     openStreams.inc();
     this.timer ??= setInterval(() => this.beat(), this.config.eventStreamHeartbeatMs);
+    if (this.changes !== changesBefore) void this.recheck({ keyId: req.keyId });
     return stream;
   }
 
@@ -205,6 +209,7 @@ export class EventStreams implements OnApplicationShutdown {
    * frame and frees its slots; one working has its end armed again (a rotation sets one).
    */
   async recheck(change: KeyChange): Promise<void> {
+    this.changes++;
     const byKey = new Map<number, { req: StreamRequest; streams: EventStream[] }>();
     for (const [stream, { req }] of this.streams) {
       const affected =
