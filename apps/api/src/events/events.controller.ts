@@ -1,6 +1,6 @@
-import { Controller, Get, Headers, Logger, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Logger, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AuthContext, hashApiKey, PLAN_ACCOUNT_STREAMS, PLAN_STREAMS, usableUntil } from '@app/access';
 import { ApiError } from '@app/errors';
 import { EventStreams, isAdminEventType, PublicEvent } from '@app/events';
@@ -58,7 +58,7 @@ export class EventsController {
     @Auth() auth: AuthContext,
     @Query() query: StreamEventsQuery,
     @Headers('last-event-id') lastId: string | undefined,
-    @Headers('authorization') authorization: string,
+    @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
     const adminEvents = auth.scopes.includes('admin');
@@ -66,7 +66,7 @@ export class EventsController {
     if (!adminEvents && types.some(isAdminEventType)) throw refuseAdminTypes();
     const output = new SseOutput(res);
     // The gate let exactly one `Bearer <key>` through.
-    const keyHash = hashApiKey(authorization.slice('Bearer '.length));
+    const keyHash = hashApiKey(req.headers.authorization!.slice('Bearer '.length));
     const stream = await this.streams.open(
       {
         accountId: auth.accountId,
