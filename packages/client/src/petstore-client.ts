@@ -86,9 +86,16 @@ export class PetstoreClient {
     list: (query?: QueryOf<'GET', '/pets'>, control?: CallControl) => this.list('/pets', { ...control, query }),
     create: (body: M.NewPet, control?: CallControl) =>
       this.dataOf('POST', '/pets', { ...control, body, idempotent: true }),
-    /** One pet, through GET /pets?ids= (the successor of GET /pets/{petId}). */
-    get: async (id: number, control?: CallControl) =>
-      (await this.dataOf('GET', '/pets', { ...control, query: { ids: String(id) } }))[0],
+    /**
+     * One pet, through GET /pets?ids= (the successor of GET /pets/{petId}). A pet that is not there (or is
+     * another account's) is thrown as PetstoreError `not_found` (404), as every other `get` does.
+     */
+    get: async (id: number, control?: CallControl): Promise<M.Pet> => {
+      const { data, headers } = await this.call('GET', '/pets', { ...control, query: { ids: String(id) } });
+      const [pet] = data;
+      if (pet === undefined) throw new PetstoreError(404, { code: 'not_found', message: 'Pet not found' }, headers);
+      return pet;
+    },
     /**
      * One pet through GET /pets/{petId}, whose answer carries the pet's ETag.
      * @deprecated The operation is sunset on 2027-06-30 (410 endpoint_sunset after): use `get()`.
@@ -454,8 +461,8 @@ function rateLimitOf(headers: Headers): RateLimitState | undefined {
 /** The target of `rel="next"` in a Link header (RFC 8288), or null. */
 export function nextLink(link: string | null): string | null {
   for (const part of link?.split(',') ?? []) {
-    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
-    if (match && /(^|;)\s*rel="?next"?\s*(;|$)/.test(match[2])) return match[1];
+    const [, target, params] = /^\s*<([^>]*)>\s*;(.*)$/.exec(part) ?? [];
+    if (target !== undefined && params !== undefined && /(^|;)\s*rel="?next"?\s*(;|$)/.test(params)) return target;
   }
   return null;
 }

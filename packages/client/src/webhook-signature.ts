@@ -118,7 +118,7 @@ export function verifyWebhook({
   if (!legacy || !legacyUntil || !(now < legacyUntil)) throw new WebhookSignatureError('missing_header');
   const parts = legacy
     .split(',')
-    .map((kv) => [kv.slice(0, kv.indexOf('=')).trim(), kv.slice(kv.indexOf('=') + 1).trim()]);
+    .map((kv): [string, string] => [kv.slice(0, kv.indexOf('=')).trim(), kv.slice(kv.indexOf('=') + 1).trim()]);
   const t = Number(parts.find(([k]) => k === 't')?.[1]);
   const given = parts.filter(([k]) => k === 'v1').map(([, v]) => v);
   if (!Number.isInteger(t) || !given.length || !given.every((v) => /^[0-9a-f]{64}$/.test(v)))
