@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as sdk from '@petstore/client';
 import { cliWithEnv } from './support/cli';
+import { describeWith } from './support/external-binary';
 import { DocExample, docExamples, transpileDocCode } from './support/doc-code';
 import { RunningApi, startApi } from './support/test-apps';
 
@@ -71,7 +72,8 @@ const AsyncFunction = (async () => undefined).constructor as new (
  * that calls a deprecated operation outside a section about deprecation. Examples marked
  * `<!-- not-run: reason -->` are counted, not run.
  */
-describe('the examples of the README and the API guides run against a fresh npm start demo account', () => {
+// The curl examples keep ids with jq.
+describeWith('jq', 'apt-get install -y jq')('the examples of the README and the API guides run against a fresh npm start demo account', () => {
   let api: RunningApi;
   let apiKey: string;
   let home: string;
