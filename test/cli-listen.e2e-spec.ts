@@ -1,22 +1,27 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
-import { HttpClient } from './support/http';
+import { eventually, HttpClient } from './support/http';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { WebhookReceiver } from '@app/testing';
 
 /** `npx petstore listen ...` through package.json's bin, its stdout lines collected as they come. */
 class Listener {
   readonly lines: string[] = [];
+  /** What it wrote to stderr. */
+  readonly errors: string[] = [];
   readonly child: ChildProcess;
 
-  constructor(args: string[]) {
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
     this.child = spawn(process.execPath, ['bin/petstore.mjs', 'listen', ...args], {
-      env: { ...process.env, LOG_FILE: '' },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, PETSTORE_API_KEY: undefined, LOG_FILE: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => this.lines.push(line));
+    this.child.stderr!.on('data', (chunk: Buffer) => this.errors.push(chunk.toString()));
   }
 
   async line(n: number, timeoutMs = 15_000): Promise<string> {
@@ -54,7 +59,7 @@ describe('npx petstore listen', () => {
 
   /** Events committed from then on reach the listener. */
   const streamsOpen = async (n: number) => {
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
       const metrics = await (await fetch(`${api.metricsUrl}/metrics`)).text();
       if (Number(/^petstore_event_streams_open (\d+)/m.exec(metrics)?.[1]) === n) return;
       await new Promise((r) => setTimeout(r, 50));
@@ -104,5 +109,121 @@ describe('npx petstore listen', () => {
     for (const line of lines) expect(line).toMatch(/ {2}pet\.created {2}\d+ {2}-> (200|500)$/);
     expect(lines.join('\n')).toMatch(/-> 500/);
     expect(await listener.stop()).toBe(0);
+  });
+
+  it('stops with the error and exit code 1 when its key is revoked, instead of reconnecting', async () => {
+    const { apiKey } = await createAccount(api);
+    const admin = new HttpClient(api.url, apiKey);
+    const key = (await admin.post('/v1/keys', { name: 'listening', scopes: ['read'] })).body;
+    await streamsOpen(0);
+    const listener = new Listener(['--api-key', key.secret, '--base-url', api.url, '--forward-to', receiver.url]);
+    listeners.push(listener);
+    await listener.line(1);
+    await streamsOpen(1);
+    expect((await admin.delete(`/v1/keys/${key.id}`)).status).toBe(204);
+    const [code] = await once(listener.child, 'exit');
+    expect(code).toBe(1);
+    expect(listener.errors.join('')).toMatch(/^error: The API key was revoked/m);
+  });
+});
+
+/**
+ * Issue 60: a server `listen` talks to (a fake one, on loopback) made it print terminal escape sequences and a forged
+ * output line, and reconnect every ~0.3 s (`retry:` had no floor). Each connection gets `retry: 10`, one event whose
+ * fields carry control sequences, and the end of the stream at once.
+ */
+/** C0, DEL and C1 (as a string, for the lint rule against control characters written by mistake). */
+const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f';
+const CONTROL = new RegExp(`[${CONTROL_CLASS}]`);
+
+class HostileStream {
+  readonly connects: { at: number; authorization?: string }[] = [];
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      if (req.method === 'POST') return void res.writeHead(204).end();
+      this.connects.push({ at: Date.now(), authorization: req.headers.authorization });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const event = {
+        id: 7,
+        type: 'pet.created\u001b]0;owned\u0007\u001b[2J\u009b31m\u007f',
+        resourceType: 'pet\r\nFORGED  pet.created  8  -> 200',
+        resourceId: '1',
+        sequence: 1,
+        data: {},
+        createdAt: new Date().toISOString(),
+      };
+      // The id too: listen prints it as a string.
+      const data = JSON.stringify(event).replace('"id":7', '"id":"7\\r\\nFORGED\\u001b[1A"');
+      res.end(`retry: 10\nid: 7\ndata: ${data}\n\n`);
+    });
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.server?.closeAllConnections();
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+describe('npx petstore listen against a server it does not trust', () => {
+  let server: HostileStream;
+  const listeners: Listener[] = [];
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const start = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const listener = new Listener(['--base-url', server.url, '--forward-to', `${server.url}/hook`, ...args], env);
+    listeners.push(listener);
+    return listener;
+  };
+
+  beforeAll(async () => {
+    server = await new HostileStream().start();
+  });
+  afterAll(async () => {
+    await Promise.all(listeners.map((l) => l.stop()));
+    await server.close();
+  });
+
+  it('prints no control character and no forged line, and reconnects no faster than once a second, backing off', async () => {
+    const listener = start(['--api-key', 'pst_from_the_flag']);
+    await listener.line(2);
+    const from = server.connects.length - 1;
+    await sleep(4_500);
+    expect(await listener.stop()).toBe(0);
+
+    const lines = listener.lines;
+    for (const line of lines) expect(line).not.toMatch(CONTROL);
+    expect(lines.filter((l) => l.startsWith('FORGED'))).toEqual([]);
+    // The secret, then one line an event, each in its four fields.
+    for (const line of lines.slice(1)) expect(line).toMatch(/^\S+ {2}pet\.created {2}7FORGED {2}-> (204|failed: .*)$/);
+
+    // `retry: 10` asked for 10 ms: at least 1 s apart, then longer while each connection ends at once.
+    const at = server.connects.slice(from).map((c) => c.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]);
+    expect(gaps.length).toBeGreaterThanOrEqual(1);
+    expect(gaps.length).toBeLessThanOrEqual(4);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
+    if (gaps.length > 1) expect(gaps[1]).toBeGreaterThanOrEqual(1_900);
+  });
+
+  it('takes the key from PETSTORE_API_KEY; --api-key wins over it', async () => {
+    const before = server.connects.length;
+    const fromEnv = start([], { PETSTORE_API_KEY: 'pst_from_the_environment' });
+    await fromEnv.line(1);
+    await eventually(async () => server.connects.length > before);
+    expect(await fromEnv.stop()).toBe(0);
+    expect(server.connects[before].authorization).toBe('Bearer pst_from_the_environment');
+
+    const next = server.connects.length;
+    const both = start(['--api-key', 'pst_from_the_flag'], { PETSTORE_API_KEY: 'pst_from_the_environment' });
+    await both.line(1);
+    await eventually(async () => server.connects.length > next);
+    expect(await both.stop()).toBe(0);
+    expect(server.connects[next].authorization).toBe('Bearer pst_from_the_flag');
   });
 });

@@ -1,8 +1,12 @@
 import { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { PLAN_RECOVER_PER_CALL } from '@app/access';
+import { CategoriesService } from '@app/catalog';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
 import { expectErrorBody } from './support/expect-error';
 import { WebhookReceiver } from '@app/testing';
+import { maxAttempts } from '@app/webhooks';
 
 /** Issue 46.4: after an outage, one call resends every event whose deliveries failed since a time. */
 const ENV = {
@@ -177,6 +181,77 @@ describe('recovering a webhook’s failed deliveries', () => {
       expectErrorBody(res, 400, 'validation_failed');
       expect(res.body.details).toEqual([expect.objectContaining({ field: 'since' })]);
     }
+  });
+
+  describe('bounds (issue 60: 3 calls made 1,309 POSTs from 136 failed events)', () => {
+    /** The webhook's deliveries, once none is pending (read from the database: a Free account's budget is small). */
+    async function settled(hookId: number, count: number) {
+      const db = api.app.get(DataSource);
+      return eventually(async () => {
+        const [row] = await db.query(
+          `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'pending')::int AS pending
+             FROM webhook_deliveries WHERE webhook_id = $1`,
+          [hookId],
+        );
+        return row.n === count && row.pending === 0 ? row : undefined;
+      }, 30_000);
+    }
+
+    it('with a receiver that always fails, an event gets one delivery’s attempts plus one POST per recover an hour, however many calls', async () => {
+      const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+      const receiver = await new WebhookReceiver(() => 500).start();
+      receivers.push(receiver);
+      const hook = (await http.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      const since = new Date(Date.now() - 1_000).toISOString();
+      for (const name of ['a', 'b']) expect((await http.post('/v1/categories', { name })).status).toBe(201);
+      await settled(hook.id, 2);
+      const outage = receiver.requests.length;
+
+      const calls = 3;
+      const queued: number[] = [];
+      for (let i = 0; i < calls; i++) {
+        const recovered = await http.post(`/v1/webhooks/${hook.id}/recover`, { since });
+        expect(recovered.status).toBe(202);
+        queued.push(recovered.body.queued);
+        // Until its resends have given up (past their event's horizon: one attempt each).
+        await settled(hook.id, 2 + queued.reduce((a, b) => a + b, 0));
+        await sleep(300);
+      }
+      // The next calls are within the hour: nothing more is resent.
+      expect(queued).toEqual([2, 0, 0]);
+      const count = (ids: unknown[]) => {
+        const n = new Map<string, number>();
+        for (const id of ids) n.set(String(id), (n.get(String(id)) ?? 0) + 1);
+        return n;
+      };
+      const perEvent = count(webhookIds(receiver, 0));
+      const after = count(webhookIds(receiver, outage));
+      expect([...after.values()]).toEqual([1, 1]);
+      // docs/security.md's bound: a delivery's attempts before the horizon (33 with the defaults) + 1 per resend.
+      const bound = maxAttempts(Number(ENV.WEBHOOK_BACKOFF_MS), Number(ENV.WEBHOOK_MAX_AGE_SECONDS) * 1000) + 1;
+      expect(perEvent.size).toBe(2);
+      for (const n of perEvent.values()) expect(n).toBeLessThanOrEqual(bound);
+    });
+
+    it('queues at most the plan’s number of events a call (Free: 100), the rest on the next call', async () => {
+      const { accountId, apiKey } = await createAccount(api, 'free');
+      const http = new HttpClient(api.url, apiKey);
+      const receiver = await new WebhookReceiver(() => 500).start();
+      receivers.push(receiver);
+      const hook = (await http.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
+      const since = new Date(Date.now() - 1_000).toISOString();
+      const cap = PLAN_RECOVER_PER_CALL.free;
+      // Through the service (the Free plan's 60 requests a minute would not make them), all at once: an event recorded
+      // after the webhook is disabled (its first delivery out of retries) gets no delivery.
+      const categories = api.app.get(CategoriesService);
+      await Promise.all(Array.from({ length: cap + 1 }, (_, i) => categories.create(accountId, { name: `lost ${i}` })));
+      await settled(hook.id, cap + 1);
+
+      const first = await http.post(`/v1/webhooks/${hook.id}/recover`, { since });
+      expect(first.body).toEqual({ queued: cap, skipped: 0, more: true });
+      const second = await http.post(`/v1/webhooks/${hook.id}/recover`, { since });
+      expect(second.body).toEqual({ queued: 1, skipped: 0, more: false });
+    });
   });
 
   it('answers 404 for another account’s webhook', async () => {

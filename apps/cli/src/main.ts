@@ -47,6 +47,17 @@ function required(values: Values, name: string): string {
   return v;
 }
 
+/** `--api-key`, else PETSTORE_API_KEY: a key in the environment does not show in the process list. */
+function apiKeyOf(values: Values): string {
+  const flag = values['api-key'];
+  if (typeof flag === 'string' && flag) return flag;
+  // The client's own credential for a remote API, not the service's configuration (AppConfig has no place for it).
+  // eslint-disable-next-line no-restricted-properties
+  const env = process.env.PETSTORE_API_KEY;
+  if (env) return env;
+  throw new UsageError('--api-key (or the PETSTORE_API_KEY environment variable) is required');
+}
+
 /** The same rule as the API's names. */
 function safeName(values: Values): string {
   const name = required(values, 'name');
@@ -263,7 +274,9 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   listen: {
-    synopsis: '--api-key KEY --base-url URL --forward-to URL [--events a,b] [--json]',
+    synopsis:
+      '--base-url URL --forward-to URL [--api-key KEY] [--events a,b] [--json]\n' +
+      '  The key: --api-key, else the PETSTORE_API_KEY environment variable (a flag shows in `ps`; the flag wins)',
     summary: "forward the account's events, as they happen, to a local URL as signed webhook deliveries",
     options: { 'api-key': str, 'base-url': str, 'forward-to': str, events: str, ...json },
     async run(values) {
@@ -278,7 +291,7 @@ const COMMANDS: Record<string, Command> = {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
       await listen(
         {
-          apiKey: required(values, 'api-key'),
+          apiKey: apiKeyOf(values),
           baseUrl: urls[0],
           forwardTo: urls[1],
           types: typeof events === 'string' ? (events.split(',') as Event['type'][]) : undefined,

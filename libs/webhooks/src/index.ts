@@ -11,5 +11,6 @@ export * from './webhook-metrics';
 export * from './webhooks.service';
 export * from './webhook-delivery.service';
 export { RESPONSE_EXCERPT_BYTES } from './webhook-sender';
+export { maxAttempts } from './retry-schedule';
 export * from './webhooks.module';
 export * from './event-fan-out.service';

@@ -1,4 +1,4 @@
-import { retryDelayMs } from './retry-schedule';
+import { maxAttempts, retryDelayMs } from './retry-schedule';
 
 describe('retryDelayMs', () => {
   it('doubles with each failure, jittered between half and all of it', () => {
@@ -16,5 +16,17 @@ describe('retryDelayMs', () => {
     const delays = new Set(Array.from({ length: 20 }, () => retryDelayMs(4, 30_000)));
     expect(delays.size).toBeGreaterThan(1);
     for (const d of delays) expect(d).toBeGreaterThanOrEqual(120_000);
+  });
+});
+
+describe('maxAttempts', () => {
+  it('is 33 with the defaults (30 s, 3 days): the bound docs/security.md and the recover operation state', () => {
+    expect(maxAttempts(30_000, 3 * 86_400_000)).toBe(33);
+  });
+
+  it('counts the first attempt and each retry due within the horizon', () => {
+    // Retries 50, 100, 200, 400 and 800 ms apart: the last at 1,550 ms; the next (+1,600) is past 2 s.
+    expect(maxAttempts(100, 2_000)).toBe(6);
+    expect(maxAttempts(100, 10)).toBe(1);
   });
 });

@@ -6,3 +6,15 @@ export function retryDelayMs(failures: number, baseMs: number, random: () => num
   const exp = Math.min(MAX_DELAY_MS, baseMs * 2 ** Math.max(0, failures - 1));
   return Math.round(exp / 2 + random() * (exp / 2));
 }
+
+/**
+ * The most attempts one delivery of an event makes before its horizon (`maxAgeMs` after the event): every retry at the
+ * shortest jitter, attempts taking no time. docs/security.md states it for the defaults (33); a resend goes on from
+ * the attempts its event made, so it adds its first attempt alone.
+ */
+export function maxAttempts(baseMs: number, maxAgeMs: number): number {
+  let attempts = 1;
+  for (let at = retryDelayMs(1, baseMs, () => 0); at <= maxAgeMs; at += retryDelayMs(attempts, baseMs, () => 0))
+    attempts++;
+  return attempts;
+}

@@ -205,7 +205,7 @@ export class WebhookDeliveryService {
     return { ok: result.ok, recorded: this.record(delivery, webhook, result, isTest) };
   }
 
-  private async record(d: WebhookDelivery, webhook: WebhookRef, result: SendResult, isTest: boolean): Promise<void> {
+  private async record(d: DeliveryToSend, webhook: WebhookRef, result: SendResult, isTest: boolean): Promise<void> {
     const now = new Date();
     const attempted = {
       attempts: d.attempts + 1,
@@ -228,10 +228,16 @@ export class WebhookDeliveryService {
       if (await this.delivered.submit(attempt)) webhookDeliveries().inc({ outcome: 'delivered' });
       return;
     }
+    // A resend keeps its event's horizon and place in the schedule: past it, one attempt; before it, the retries the
+    // event has left (issue 60: a fresh 3-day schedule per resend let recover multiply the POSTs). One whose event is
+    // gone (retention) is long past it.
+    const resend = d.resendOf !== null;
+    const from = resend ? (d.event ? new Date(d.event.createdAt).getTime() : 0) : new Date(d.createdAt).getTime();
+    const failures = (d.chainAttempts ?? 0) + attempted.attempts;
     // Counted once this attempt's outcome is committed; a refused target counts as refused whether or not it is retried.
     const outcome = await this.uow.run(async (tx): Promise<WebhookOutcome | undefined> => {
-      const retryAt = new Date(now.getTime() + retryDelayMs(attempted.attempts, this.config.webhooks.backoffMs));
-      const tooOld = retryAt.getTime() - new Date(d.createdAt).getTime() > this.config.webhooks.maxAgeSeconds * 1000;
+      const retryAt = new Date(now.getTime() + retryDelayMs(failures, this.config.webhooks.backoffMs));
+      const tooOld = retryAt.getTime() - from > this.config.webhooks.maxAgeSeconds * 1000;
       if (!isTest && !tooOld) {
         if (!(await this.update(tx.manager, d, { ...attempted, nextAttemptAt: retryAt }))) return undefined;
         const next = { accountId: d.accountId, deliveryId: d.id, attempt: attempted.attempts };
@@ -240,7 +246,8 @@ export class WebhookDeliveryService {
       }
       const settled = await this.update(tx.manager, d, { ...attempted, status: 'failed', nextAttemptAt: null });
       if (!settled) return undefined;
-      if (!isTest) await this.disable(tx, webhook);
+      // The first delivery's failure measured the outage; a resend's (one attempt past the horizon) does not.
+      if (!isTest && !resend) await this.disable(tx, webhook);
       return result.refused ? 'refused' : 'failed';
     });
     if (outcome) webhookDeliveries().inc({ outcome });

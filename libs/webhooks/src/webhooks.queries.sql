@@ -118,7 +118,10 @@ WITH failed_chains AS (
   GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
   SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
+  WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
+  AND r.created_at > now() - interval '3600 seconds'))
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
   SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
   RETURNING d.id;
@@ -132,7 +135,10 @@ WITH failed_chains AS (
   GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
   SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
+  WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
+  AND r.created_at > now() - interval '3600 seconds'))
   SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
   FROM failed f;
 
@@ -168,7 +174,11 @@ SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_i
   d.created_at AS "createdAt", d.traceparent, (SELECT row_to_json(x) FROM (SELECT w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x) AS webhook, (SELECT row_to_json(x) FROM (SELECT e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
-  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2;
+  e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt", e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event, CASE WHEN d.resend_of IS NULL OR d.event_id IS NULL THEN 0 ELSE
+  (SELECT coalesce(sum(c.attempts), 0) FROM webhook_deliveries c
+  WHERE c.event_id = d.event_id AND c.account_id = d.account_id AND c.webhook_id = d.webhook_id AND c.id < d.id)::int
+  END AS "chainAttempts"
+  FROM webhook_deliveries d WHERE d.id = $1 AND d.account_id = $2;
 
 -- webhookDeliveryQueries.batchToSend
 SELECT d.id, d.webhook_id AS "webhookId", d.account_id AS "accountId", d.event_id AS "eventId",

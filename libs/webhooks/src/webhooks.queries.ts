@@ -130,6 +130,8 @@ export const webhookQueriesSamples: { [K in keyof typeof webhookQueries]?: Param
 /** A delivery with what sending it takes, read in one statement. */
 export interface DeliveryToSend extends WebhookDelivery {
   traceparent: string | null;
+  /** Of a resend: the attempts the event's earlier deliveries to the webhook made (its retries go on from there); else 0. */
+  chainAttempts?: number;
   webhook: Pick<
     WebhookEntity,
     | 'id'
@@ -149,6 +151,12 @@ export interface DeliveryToSend extends WebhookDelivery {
 const WEBHOOK_TO_SEND = `(SELECT row_to_json(x) FROM (SELECT ${WEBHOOK_COLUMNS}, w.secret, w.previous_secret AS "previousSecret" FROM webhooks w WHERE w.id = d.webhook_id) x)`;
 const EVENT_TO_SEND = `(SELECT row_to_json(x) FROM (SELECT ${EVENT_COLUMNS}, e.admin_only AS "adminOnly" FROM events e WHERE e.account_id = d.account_id AND e.id = d.event_id) x) AS event`;
 const TO_SEND_COLUMNS = `${DELIVERY_COLUMNS}, d.traceparent, ${WEBHOOK_TO_SEND} AS webhook, ${EVENT_TO_SEND}`;
+
+/** DeliveryToSend.chainAttempts, for a webhook_deliveries table aliased `d` (through the event_id index). */
+const CHAIN_ATTEMPTS = `CASE WHEN d.resend_of IS NULL OR d.event_id IS NULL THEN 0 ELSE
+  (SELECT coalesce(sum(c.attempts), 0) FROM webhook_deliveries c
+    WHERE c.event_id = d.event_id AND c.account_id = d.account_id AND c.webhook_id = d.webhook_id AND c.id < d.id)::int
+  END AS "chainAttempts"`;
 
 /** A batch's row: its one webhook comes on the first row only (null on the others), read and parsed once. */
 export type BatchRowToSend = Omit<DeliveryToSend, 'webhook'> & { webhook: DeliveryToSend['webhook'] | null };
@@ -201,9 +209,12 @@ export interface RecoverScope {
   hiddenTypes: readonly string[];
 }
 
+/** An event resent to a webhook (by recover or resend) within this long is not recovered again: one POST an hour. */
+export const RECOVER_COOLDOWN_SECONDS = 3600;
+
 // An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
-// (retries under way), the first one included whenever it was made: it never reached the receiver. $5: the event types
-// the key may not see (api_key.* without `admin`), $4: the webhook's.
+// (retries under way), the first one included whenever it was made: it never reached the receiver; nor resent within
+// RECOVER_COOLDOWN_SECONDS. $5: the event types the key may not see (api_key.* without `admin`), $4: the webhook's.
 const FAILED_SINCE = `failed_chains AS (
     SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
       FROM webhook_deliveries d
@@ -212,7 +223,10 @@ const FAILED_SINCE = `failed_chains AS (
      GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
     SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed'))`;
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
+                        WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
+                          AND r.created_at > now() - interval '${RECOVER_COOLDOWN_SECONDS} seconds'))`;
 
 /**
  * The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded; of an
@@ -308,7 +322,8 @@ export const webhookDeliveryQueries = {
     sql`SELECT d.event_type AS "eventType" FROM webhook_deliveries d
         WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`,
   toSend: (accountId: number, deliveryId: number) =>
-    sql`SELECT ${raw(TO_SEND_COLUMNS)} FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`,
+    sql`SELECT ${raw(TO_SEND_COLUMNS)}, ${raw(CHAIN_ATTEMPTS)}
+          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`,
   /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
   batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
     new Sql(

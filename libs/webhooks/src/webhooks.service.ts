@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
-import { assertWithinQuota } from '@app/access';
+import { assertWithinQuota, Plan, PLAN_RECOVER_PER_CALL } from '@app/access';
 import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
 import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
@@ -60,8 +60,8 @@ export interface DeliveryView {
 /** One attempt of a delivery, as webhook_delivery_attempts keeps it. */
 export type DeliveryAttemptView = Omit<DeliveryAttemptRow, 'attemptedAt'> & { attemptedAt: string };
 
-/** Events one recover call queues at most; `more` says another call with the same `since` has some left. */
-export const RECOVER_LIMIT = 10_000;
+/** Events one recover call queues at most, of any plan (PLAN_RECOVER_PER_CALL is the plan's); `more` says some are left. */
+export const RECOVER_LIMIT = Math.max(...Object.values(PLAN_RECOVER_PER_CALL));
 
 export interface RecoverResult {
   queued: number;
@@ -209,7 +209,15 @@ export class WebhooksService {
 
   // Each event whose deliveries since `since` all failed is resent once (as resend() does), the webhook re-enabled; a
   // replayed call finds them pending or delivered. The webhook row locked: two calls at once do not both resend one.
-  async recover(accountId: number, webhookId: number, since: Date, scopes: readonly string[]): Promise<RecoverResult> {
+  // Bounded per call by plan, and per event by RECOVER_COOLDOWN_SECONDS (webhooks.queries.ts): a receiver that keeps
+  // failing gets one more POST per event an hour at most, whatever the number of calls (docs/security.md).
+  async recover(
+    accountId: number,
+    webhookId: number,
+    since: Date,
+    scopes: readonly string[],
+    plan: Plan,
+  ): Promise<RecoverResult> {
     return this.uow.run(async (tx) => {
       const webhook = await this.find(tx.manager, accountId, webhookId, scopes, 'FOR UPDATE');
       const scope: RecoverScope = {
@@ -221,7 +229,7 @@ export class WebhooksService {
       };
       const resent = await preparedQuery<{ id: number }>(
         tx.manager,
-        webhookDeliveryQueries.recover(scope, RECOVER_LIMIT),
+        webhookDeliveryQueries.recover(scope, PLAN_RECOVER_PER_CALL[plan]),
       );
       for (const d of resent) tx.enqueue(DeliverWebhookJob, { accountId, deliveryId: d.id, attempt: 0 });
       const [left] = await preparedQuery<{ skipped: number; more: boolean }>(
@@ -355,11 +363,10 @@ export class WebhooksService {
     const [w] = await preparedQuery<Webhook>(manager, webhookQueries.find(accountId, webhookId, lock));
     if (!w) throw ApiError.notFound('Webhook');
     if (isAdmin(scopes) || !isAdminOnlyWebhook(w)) return w;
-    const keyEvents = w.events.filter(isAdminEventType);
-    const why = keyEvents.length ? `receives ${keyEvents.join(', ')}` : 'was made by a key with the admin scope';
+    // The same words whatever makes it admin-only: the answer must not tell a key without admin what it receives.
     throw new ApiError(
       'insufficient_scope',
-      `This webhook ${why}: only a key with the admin scope reads or changes it, and this API key lacks it`,
+      'This webhook is visible to admin keys only, and this API key lacks the admin scope',
     );
   }
 
@@ -376,10 +383,11 @@ export class WebhooksService {
       webhookDeliveryQueries.eventType(accountId, webhookId, deliveryId),
     );
     if (!delivery) throw ApiError.notFound('Delivery');
+    // Not named: the key is not shown which api_key.* event it was.
     if (isAdminEventType(delivery.eventType) && !isAdmin(scopes))
       throw new ApiError(
         'insufficient_scope',
-        `Deliveries of ${delivery.eventType} need the admin scope, which this API key lacks`,
+        'This delivery is visible to admin keys only, and this API key lacks the admin scope',
       );
     return delivery.eventType;
   }

@@ -55,6 +55,12 @@ type Query = RequestOptions['query'];
 type LooseInit = CallControl & { path?: Record<string, string | number>; query?: Query; body?: unknown };
 const NOT_JSON = Symbol('not JSON');
 const BASE_DELAY_MS = 250;
+/** An event stream is opened again no sooner than this after it ended, whatever the server's `retry:` says. */
+export const STREAM_RETRY_FLOOR_MS = 1_000;
+/** Longest wait before opening a stream again while connections keep ending at once. */
+export const STREAM_RETRY_CAP_MS = 30_000;
+/** A connection open this long was healthy: the next wait starts again from the server's hint. */
+const STREAM_HEALTHY_MS = 30_000;
 
 /**
  * A typed client of the Pet Store API. `call()` and `list()` reach every operation of openapi.json
@@ -279,7 +285,9 @@ export class PetstoreClient {
   private async *followEvents(options: EventStreamOptions): AsyncGenerator<M.Event, void, undefined> {
     const { signal } = options;
     let lastId = options.after;
-    let retryMs = BASE_DELAY_MS;
+    let retryMs = STREAM_RETRY_FLOOR_MS;
+    // Streams that ended soon after they opened, in a row: each doubles the wait before the next.
+    let quickEnds = 0;
     for (let failures = 0; ;) {
       signal?.throwIfAborted();
       const url = this.url('/v1/events/stream', { type: options.types?.join(',') || undefined });
@@ -307,8 +315,9 @@ export class PetstoreClient {
           continue;
         }
         failures = 0;
+        const openedAt = Date.now();
         for await (const frame of streamFrames(response.body)) {
-          if (frame.retry !== undefined) retryMs = frame.retry;
+          if (frame.retry !== undefined) retryMs = Math.max(STREAM_RETRY_FLOOR_MS, frame.retry);
           if (frame.id !== undefined && /^\d+$/.test(frame.id)) lastId = Number(frame.id);
           if (frame.data === undefined) continue;
           // The server's last word on a stream whose key stopped working: no resuming with that key.
@@ -318,8 +327,11 @@ export class PetstoreClient {
           }
           yield JSON.parse(frame.data) as M.Event;
         }
-        // The server ended the stream (shutdown, a client too far behind): back after its retry hint.
-        await sleep(retryMs, signal);
+        // The server ended the stream (shutdown, a client too far behind): back after its retry hint, and later each
+        // time a stream ends at once (a server that ends every stream cannot make clients reconnect in a loop).
+        quickEnds = Date.now() - openedAt >= STREAM_HEALTHY_MS ? 0 : quickEnds + 1;
+        const wait = Math.min(STREAM_RETRY_CAP_MS, retryMs * 2 ** Math.max(0, quickEnds - 1));
+        await sleep(Math.round(wait * (1 + Math.random() * 0.5)), signal);
       } catch (err) {
         signal?.throwIfAborted();
         if (err instanceof PetstoreError) throw err;

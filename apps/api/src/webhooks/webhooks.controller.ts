@@ -175,7 +175,7 @@ export class WebhooksController {
     const since = sinceOf(body);
     return this.idempotency.run(
       res,
-      () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes),
+      () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes, auth.plan),
       () => this.webhooks.authorize(auth.accountId, webhookId, auth.scopes),
     );
   }

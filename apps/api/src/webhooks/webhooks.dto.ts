@@ -152,7 +152,7 @@ export class RecoveredWebhookSchema {
   })
   skipped!: number;
   @ApiProperty({
-    description: `More than ${RECOVER_LIMIT} events were left to resend: call again with the same \`since\` for the next ones`,
+    description: `More events were left to resend than the plan queues a call (${RECOVER_LIMIT.toLocaleString('en')} at most): call again with the same \`since\` for the next ones`,
   })
   more!: boolean;
 }

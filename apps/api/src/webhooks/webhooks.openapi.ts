@@ -19,7 +19,13 @@ import {
   RotateWebhookSecretDto,
   WebhookSchema,
 } from './webhooks.dto';
-import { RECOVER_LIMIT } from '@app/webhooks';
+import { PLAN_RECOVER_PER_CALL } from '@app/access';
+import { RECOVER_COOLDOWN_SECONDS } from '@app/webhooks';
+
+/** "free 100, pro 1,000, ..." */
+const RECOVER_CAPS = Object.entries(PLAN_RECOVER_PER_CALL)
+  .map(([plan, n]) => `${plan} ${n.toLocaleString('en')}`)
+  .join(', ');
 
 export const CreateWebhookDocs = () =>
   applyDecorators(
@@ -156,7 +162,7 @@ export const RecoverWebhookDocs = () =>
     ApiOperation({
       operationId: 'recoverWebhook',
       summary: 'Resend the events whose deliveries since a time all failed; re-enable it',
-      description: `Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same \`webhook-id\`, \`resendOf\` naming the first delivery), every event whose deliveries to this webhook made at or after \`since\` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in \`skipped\`. At most ${RECOVER_LIMIT.toLocaleString('en')} events per call: with \`more: true\` call again with the same \`since\` for the next ones (those queued are pending or delivered by then, so not queued twice). A \`since\` older than the deliveries kept (the operator's \`RETENTION_WEBHOOK_DELIVERIES_DAYS\`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving \`api_key.*\` events or created by an \`admin\` key) is recovered only by a key with the \`admin\` scope (403 \`insufficient_scope\`); without it, deliveries of \`api_key.*\` events are not resent.`,
+      description: `Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same \`webhook-id\`, \`resendOf\` naming the first delivery), every event whose deliveries to this webhook made at or after \`since\` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in \`skipped\`. At most the plan's number of events per call (${RECOVER_CAPS}): with \`more: true\` call again with the same \`since\` for the next ones (those queued are pending or delivered by then, so not queued twice). An event resent to this webhook (by a recover or a resend) within the last ${RECOVER_COOLDOWN_SECONDS / 3600} hour is not resent again, nor counted. A resend keeps its event's retry horizon (the event's time + \`WEBHOOK_MAX_AGE_SECONDS\`, 3 days by default) and its place in the retry schedule: an event past it gets one attempt, one before it the retries it has left. The bound on outbound POSTs, per event and webhook, worst case: 33 (one delivery's attempts before the horizon, with the default \`WEBHOOK_BACKOFF_MS\` and \`WEBHOOK_MAX_AGE_SECONDS\`) plus one per resend; with a receiver that keeps failing, recover adds at most one POST per event an hour, however often it is called. A \`since\` older than the deliveries kept (the operator's \`RETENTION_WEBHOOK_DELIVERIES_DAYS\`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving \`api_key.*\` events or created by an \`admin\` key) is recovered only by a key with the \`admin\` scope (403 \`insufficient_scope\`); without it, deliveries of \`api_key.*\` events are not resent.`,
     }),
     ApiAcceptedResponse({ type: RecoveredWebhookSchema }),
     ApiErrors(),
