@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOMAIN_EVENT_TYPES } from '@app/events';
+import { ERROR_STATUS } from '@app/errors';
 
 /** The committed document teaches a consumer the API: prose, examples, typed events, limits explained. */
 const doc = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
@@ -51,4 +52,31 @@ describe('openapi.json for consumers', () => {
       expect(success.headers['Idempotent-Replayed']).toEqual({ $ref: '#/components/headers/Idempotent-Replayed' });
     }
   });
+
+  // Issue 63.1: GET /usage's 422 spoke of an Idempotency-Key it does not take; POST /keys's 409 showed insufficient_stock.
+  it.each(operations.map((op: any) => [op.operationId, op]))(
+    '%s: each 4xx description names only codes of its status, its example among them, Idempotency-Key only if taken',
+    (_id, op: any) => {
+      const idempotent = (op.parameters ?? []).some((p: any) => p.name === 'Idempotency-Key');
+      for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+        if (!status.startsWith('4') || !response.description) continue;
+        const named = Object.keys(ERROR_STATUS).filter((code) =>
+          new RegExp(`\\b${code}\\b`).test(response.description),
+        );
+        expect({ status, wrongStatus: named.filter((c) => String((ERROR_STATUS as any)[c]) !== status) }).toEqual({
+          status,
+          wrongStatus: [],
+        });
+        const example = response.content?.['application/json']?.example;
+        if (example) {
+          const { code } = example;
+          expect({ status, code, named: named.includes(code) }).toEqual({ status, code, named: true });
+        }
+        if (!idempotent)
+          expect({ status, description: response.description }).not.toMatchObject({
+            description: expect.stringMatching(/Idempotency-Key|idempotency_key/),
+          });
+      }
+    },
+  );
 });

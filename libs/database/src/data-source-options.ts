@@ -2,9 +2,12 @@ import { types } from 'pg';
 import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { MIGRATIONS } from './migrations';
+import { withBcTimestamps } from './bc-timestamps';
 
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
+// Date-times from year 0000 are valid input (RFC 3339); postgres-date misreads Feb 29 of that year (bc-timestamps.ts).
+types.setTypeParser(types.builtins.TIMESTAMPTZ, withBcTimestamps(types.getTypeParser(types.builtins.TIMESTAMPTZ)));
 
 export type PoolRole = 'api' | 'worker' | 'cli';
 

@@ -21,4 +21,12 @@ describe('entity tags', () => {
       expect.objectContaining({ code: 'precondition_failed', status: 412 }),
     );
   });
+
+  it('an empty or blank If-Match is a list that matches nothing (RFC 9110 13.1.1): 412, not absent', () => {
+    const current = { id: 1 };
+    for (const header of ['', ' ', '\t', ' , '])
+      expect(() => assertIfMatch(header, current)).toThrow(
+        expect.objectContaining({ code: 'precondition_failed', status: 412 }),
+      );
+  });
 });

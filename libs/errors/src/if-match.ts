@@ -16,9 +16,10 @@ export function entityTags(header: string): string[] {
 }
 
 // Strong comparison (RFC 9110 13.1.1); the caller checks inside the transaction holding the row
-// lock, so "current" cannot move.
+// lock, so "current" cannot move. Only an absent header is no condition: an empty or blank one is a
+// list of no tags, which matches nothing (412).
 export function assertIfMatch(header: string | undefined, current: object): void {
-  if (!header) return;
+  if (header === undefined) return;
   const tag = entityTag(current);
   if (!entityTags(header).some((t) => t === '*' || t === tag)) {
     throw new ApiError('precondition_failed', 'If-Match does not match the current ETag of the record');

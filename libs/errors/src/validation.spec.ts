@@ -49,3 +49,48 @@ describe('ApiValidationPipe on a memoized query', () => {
     await expect(query({ limit: '500' })).rejects.toMatchObject({ code: 'invalid_parameter' });
   });
 });
+
+class NewThingDto {
+  @IsInt()
+  @Max(10)
+  count!: number;
+
+  @IsString()
+  name!: string;
+
+  @IsOptional()
+  @IsString()
+  note?: string;
+}
+
+describe('ApiValidationPipe on a required field left out', () => {
+  const pipe = new ApiValidationPipe();
+
+  it('answers one detail per missing field, `required`, not every rule the value would have broken', async () => {
+    const refused = await Promise.resolve(pipe.transform({ name: 'x' }, { type: 'body', metatype: NewThingDto })).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toMatchObject({
+      code: 'validation_failed',
+      message: 'count: required',
+      details: [{ field: 'count', message: 'required' }],
+    });
+    const empty = await Promise.resolve(pipe.transform(undefined, { type: 'body', metatype: NewThingDto })).catch(
+      (err: unknown) => err,
+    );
+    expect(empty).toMatchObject({
+      details: [
+        { field: 'count', message: 'required' },
+        { field: 'name', message: 'required' },
+      ],
+    });
+  });
+
+  it('keeps the rules for a value that is there but wrong', async () => {
+    const refused = await Promise.resolve(
+      pipe.transform({ count: 11, name: 'x' }, { type: 'body', metatype: NewThingDto }),
+    ).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ details: [{ field: 'count', message: 'count must not be greater than 10' }] });
+  });
+});

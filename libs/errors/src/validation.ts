@@ -1,12 +1,17 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ValidateBy, ValidateIf } from 'class-validator';
 import { ApiError, ErrorDetail } from './api-error';
-import { parseDateTime } from './input-rules';
+import { dateTimeProblem, parseDateTime } from './input-rules';
 import { cacheValidationMetadata } from './validation-metadata-cache';
 
+/** What a field left out answers: one detail, not every rule the value it lacks would have broken. */
+export const REQUIRED_MESSAGE = 'required';
+
+// A field with rules and no value is a required one (IsOptional skips the rules of an optional field left out).
 function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   return errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
+    if (e.value === undefined && e.constraints) return [{ field, message: REQUIRED_MESSAGE }];
     const own = Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
     return [...own, ...flatten(e.children ?? [], field)];
   });
@@ -23,7 +28,8 @@ class DtoValidationPipe extends ValidationPipe {
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
-      validationError: { target: false, value: false },
+      // The value only tells flatten() that a field was left out; details never carry it.
+      validationError: { target: false, value: true },
       exceptionFactory: (errors) => flatten(errors),
     });
   }
@@ -119,11 +125,25 @@ export class ParseIdPipe implements PipeTransform<string, number> {
   }
 }
 
-// Only an RFC 3339 string naming a real instant becomes a Date: `@Type(() => Date)` would also
+// Only an RFC 3339 string naming an instant IsDateTime takes becomes a Date: `@Type(() => Date)` would also
 // turn numbers, booleans and "2026" into dates that the document calls invalid.
 export function toDateTime({ value }: { value: unknown }): unknown {
-  return typeof value === 'string' ? (parseDateTime(value) ?? value) : value;
+  return typeof value === 'string' && !dateTimeProblem(value) ? parseDateTime(value) : value;
 }
+
+/**
+ * A `format: date-time` input: any RFC 3339 date-time (years 0000-9999, `T`/`t`, `Z`/`z` or an offset, any fraction, a
+ * leap second) naming an instant in years 0000-9999 of UTC. Each detail says which of those the value missed. With
+ * `@Transform(toDateTime)` before it, the field holds a Date.
+ */
+export const IsDateTime = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isDateTime',
+    validator: {
+      validate: (value: unknown) => value instanceof Date || !dateTimeProblem(value),
+      defaultMessage: (args) => dateTimeProblem(args?.value) ?? 'must be an RFC 3339 date-time',
+    },
+  });
 
 // `null` only where `nullable` says so. class-validator's own IsOptional skips every validator for
 // `null` too (eslint forbids importing it).

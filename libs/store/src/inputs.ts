@@ -5,7 +5,7 @@ import { Page } from '@app/database';
 export interface NewOrder {
   petId: number;
   quantity: number;
-  /** ISO 8601; fulfilment waits until then when it is in the future. */
+  /** An RFC 3339 date-time (parseDateTime); fulfilment waits until then when it is in the future. */
   shipDate?: string;
 }
 

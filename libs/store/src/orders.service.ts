@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
-import { ApiError, assertIfMatch, describe } from '@app/errors';
+import { ApiError, assertIfMatch, describe, parseDateTime } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
 import { DomainUnitOfWork } from '@app/events';
@@ -38,7 +38,8 @@ export class OrdersService {
    * transaction; the job is delayed until the ship date when that is in the future.
    */
   async place(accountId: number, dto: NewOrder): Promise<OrderView> {
-    const shipDate = dto.shipDate ? new Date(dto.shipDate) : null;
+    // parseDateTime, not new Date(): years 0000-0099 and a leap second as the DTO validated them.
+    const shipDate = dto.shipDate === undefined ? null : (parseDateTime(dto.shipDate) ?? null);
     return this.uow.run(async (tx) => {
       const pet = await lockPet(tx.manager, accountId, dto.petId);
       if (!pet) throw ApiError.notFound('Pet');

@@ -1,7 +1,7 @@
 // The OpenAPI text of CategoriesController's operations: one composed decorator an operation, beside the routes.
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse, ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { CategorySchema } from './categories.dto';
 import { ApiCreatedAt } from '../openapi/location-header';
@@ -17,6 +17,8 @@ export const ListCategoriesDocs = () =>
     ApiOkResponse({ type: [CategorySchema], description: 'A page; `Link: <...>; rel="next"` when there is more' }),
   );
 
+const CATEGORY_EXISTS = 'Another category of the account has this name, in any case (category_exists)';
+
 export const CreateCategoryDocs = () =>
   applyDecorators(
     ApiOperation({
@@ -26,7 +28,7 @@ export const CreateCategoryDocs = () =>
         'Creates a category. Names are unique within the account regardless of case: a duplicate is 409 `category_exists`. Send an Idempotency-Key so a retry does not create a second one.',
     }),
     ApiCreatedAt(CategorySchema, '/v1/categories/{categoryId}'),
-    ApiErrors(409),
+    ApiErrorResponse(409, CATEGORY_EXISTS),
   );
 
 export const GetCategoryDocs = () =>
@@ -51,7 +53,8 @@ export const UpdateCategoryDocs = () =>
     }),
     ApiOkResponse({ type: CategorySchema }),
     ApiHeader(IF_MATCH_HEADER),
-    ApiErrors(409, 412),
+    ApiErrorResponse(409, CATEGORY_EXISTS),
+    ApiErrors(412),
   );
 
 export const DeleteCategoryDocs = () =>
@@ -64,5 +67,6 @@ export const DeleteCategoryDocs = () =>
     }),
     ApiNoContentResponse({ description: 'Deleted' }),
     ApiHeader(IF_MATCH_HEADER),
-    ApiErrors(409, 412),
+    ApiErrorResponse(409, 'Pets belong to the category; move or delete them first (category_in_use)'),
+    ApiErrors(412),
   );

@@ -27,7 +27,10 @@ export function taggedJson(res: Response, representation: object): string | unde
 export const IF_MATCH_HEADER = {
   name: 'If-Match',
   required: false,
-  description: 'Refuse the write (412 precondition_failed) unless this ETag is still current',
+  description:
+    'Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still ' +
+    'current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and ' +
+    'matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally',
 };
 
 export const IF_NONE_MATCH_HEADER = {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse } from '../openapi/api-errors.decorator';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH } from './request-fingerprint';
 
 /** Documents the header, 409 and 422; @Policy applies it and the handler runs IdempotencyService.run(). */
@@ -22,6 +22,11 @@ export function Idempotent(opts: { secret?: boolean } = {}): MethodDecorator {
       // HTTP strips surrounding spaces, so spaces alone are an empty key.
       schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[ -~]*[!-~][ -~]*$' },
     }),
-    ApiErrors(409, 422),
+    ApiErrorResponse(409, 'A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later'),
+    ApiErrorResponse(
+      422,
+      'This Idempotency-Key was used with another body (idempotency_key_reused)' +
+        (opts.secret ? ', or by another API key of the account' : ''),
+    ),
   );
 }

@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { MAX_ROTATION_GRACE_SECONDS } from '@app/access';
 import { SCOPES, Scope } from '@app/access';
-import { IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
+import { DATE_TIME_RULE, IsDateTime, IsOptional, SAFE_NAME_PATTERN, SafeName, toDateTime } from '@app/errors';
 import { EventPayloadSchema } from '../openapi/event-payloads';
 
 @ApiSchema({ name: 'NewApiKey' })
@@ -36,11 +36,12 @@ export class NewApiKeyDto {
     type: String,
     description:
       "When the key stops working; in the future and no later than the calling key's expiry (else 422 " +
-      "`key_expiry_too_late`). Absent or null: the calling key's expiry (never, if it has none)",
+      "`key_expiry_too_late`). Absent or null: the calling key's expiry (never, if it has none). " +
+      DATE_TIME_RULE,
   })
   @IsOptional({ nullable: true })
   @Transform(toDateTime)
-  @IsDate({ message: 'expiresAt must be an RFC 3339 date-time naming a real date and time' })
+  @IsDateTime()
   expiresAt?: Date;
 }
 

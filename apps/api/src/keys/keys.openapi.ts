@@ -1,9 +1,15 @@
 // The OpenAPI text of KeysController's operations: one composed decorator an operation, beside the routes.
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { ApiErrors } from '../openapi/api-errors.decorator';
-import { ApiQuotaError } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse, ApiQuotaError } from '../openapi/api-errors.decorator';
 import { ApiKeySchema, IssuedApiKeySchema, RotateApiKeyDto } from './keys.dto';
+
+const ROTATED_OUT = () =>
+  ApiErrorResponse(
+    403,
+    'The API key lacks a scope this needs (insufficient_scope), or was rotated out: in its grace period it may list keys ' +
+      'but not create, rotate or revoke them (api_key_rotated_out)',
+  );
 
 const MANAGEMENT =
   'Needs the `admin` scope (403 `insufficient_scope`); a key rotated out and in its grace period may list ' +
@@ -22,6 +28,8 @@ export const ListApiKeysDocs = () =>
 export const CreateApiKeyDocs = () =>
   applyDecorators(
     ApiQuotaError('keys'),
+    ApiErrorResponse(422, "`expiresAt` is later than the calling key's expiry (key_expiry_too_late)"),
+    ROTATED_OUT(),
     ApiOperation({
       operationId: 'createApiKey',
       summary: 'Issue a key; the secret is in this answer only',
@@ -47,12 +55,14 @@ export const RevokeApiKeyDocs = () =>
         "`insufficient_scope`); the account's last key able to manage keys cannot be revoked (409 `last_admin_key`).",
     }),
     ApiNoContentResponse({ description: 'Revoked' }),
-    ApiErrors(409),
+    ApiErrorResponse(409, "The key is the account's last key able to manage keys (last_admin_key)"),
+    ROTATED_OUT(),
   );
 
 export const RotateApiKeyDocs = () =>
   applyDecorators(
     ApiQuotaError('keys'),
+    ROTATED_OUT(),
     ApiBody({
       type: RotateApiKeyDto,
       required: false,

@@ -7,8 +7,9 @@ type Json = Record<string, any>;
 // Deep enough for a page of events (array, union, variant, data); a cycle stops here.
 const MAX_DEPTH = 12;
 const STRING_EXAMPLES: Record<string, string> = {
-  'date-time': '2026-01-15T09:30:00.000Z',
-  date: '2026-01-15',
+  // Far in the future, so a request example stays valid (an expiry, a ship date) for as long as the document lives.
+  'date-time': '2099-01-15T09:30:00.000Z',
+  date: '2099-01-15',
   uri: 'https://hooks.example.com/petstore',
   url: 'https://hooks.example.com/petstore',
   uuid: '6f1c2b1e-3d4a-4f5b-8c9d-0e1f2a3b4c5d',
@@ -54,10 +55,11 @@ const ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
   service_unavailable: 'A backing service is unavailable; retry after Retry-After seconds',
 };
 
-/** The code the operation names in its texts, else the first code of that status. */
-export function errorExample(status: number, context: string): Json | undefined {
+/** A code the answer's description names, else one the operation names, else the first code of that status. */
+export function errorExample(status: number, description: string, context = ''): Json | undefined {
   const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => ERROR_STATUS[c] === status);
-  const code = codes.find((c) => context.includes(c)) ?? codes.find((c) => ERROR_MESSAGES[c]) ?? codes[0];
+  const named = (text: string) => codes.find((c) => new RegExp(`\\b${c}\\b`).test(text));
+  const code = named(description) ?? named(context) ?? codes.find((c) => ERROR_MESSAGES[c]) ?? codes[0];
   if (!code) return undefined;
   const message = ERROR_MESSAGES[code] ?? code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase());
   const example: Json = { code, message, status };

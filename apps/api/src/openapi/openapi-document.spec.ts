@@ -60,7 +60,11 @@ class ThingsController {
   @ApiOperation({ operationId: 'getLatestThing', summary: 'Read with ETag' })
   @ApiHeader(IF_NONE_MATCH_HEADER)
   @ApiOkResponse({ type: ThingView })
-  latest(@Param('thingId') thingId: number, @Headers('if-none-match') _tag?: string): ThingView {
+  latest(
+    @Param('thingId') thingId: number,
+    @Headers('if-none-match') _tag?: string,
+    @Headers('authorization') _key?: string,
+  ): ThingView {
     return { id: thingId, name: 'x' };
   }
 
@@ -134,6 +138,11 @@ describe('buildOpenApiDocument', () => {
   it('declares a header parameter once when @Headers() and @ApiHeader name it in different case', () => {
     const params = doc.paths['/things/{thingId}'].patch.parameters.filter((p: any) => p.in === 'header');
     expect(params).toEqual([expect.objectContaining({ name: 'If-Match', required: false })]);
+  });
+
+  it('declares no Authorization header parameter for a handler reading the key (the bearer scheme declares it)', () => {
+    const params = doc.paths['/things/{thingId}/latest'].get.parameters.filter((p: any) => p.in === 'header');
+    expect(params).toEqual([expect.objectContaining({ name: 'If-None-Match' })]);
   });
 
   it('declares ETag on conditional reads (200 and 304) and writes (200), and Link on keyset lists', () => {

@@ -283,10 +283,13 @@ function pick(headers: Json | undefined, names: string[]): Json {
 
 // `@Headers('if-match')` makes @nestjs/swagger infer a required `if-match` beside the declared
 // `If-Match`; two parameters break clients and validating proxies. The declared one is kept.
+// `@Headers('authorization')` (the event stream reads its key) is no parameter: OAS 3.0 ignores one
+// named Authorization, the bearer scheme declares it, and generated clients would demand it.
 function uniqueParameters(params: Json[]): Json[] {
   const key = (p: Json) => `${p.in}:${p.in === 'header' ? String(p.name).toLowerCase() : p.name}`;
   const kept = new Map<string, Json>();
   for (const p of params) {
+    if (key(p) === 'header:authorization') continue;
     const seen = kept.get(key(p));
     if (!seen || (!seen.description && p.description)) kept.set(key(p), p);
   }
@@ -353,7 +356,7 @@ function addExamples(doc: OpenAPIObject): void {
         if (!body || body.example !== undefined || body.examples) continue;
         body.example =
           Number(status) >= 400
-            ? errorExample(Number(status), `${context} ${response.description}`)
+            ? errorExample(Number(status), String(response.description ?? ''), context)
             : exampleOf(body.schema, schemas);
       }
     }

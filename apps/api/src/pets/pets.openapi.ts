@@ -1,7 +1,7 @@
 // The OpenAPI text of PetsController's operations: one composed decorator an operation, beside the routes.
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
-import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse, ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { PetSchema } from './pets.dto';
 import { ApiCreatedAt } from '../openapi/location-header';
@@ -77,5 +77,6 @@ export const DeletePetDocs = () =>
     }),
     ApiNoContentResponse({ description: 'Deleted' }),
     ApiHeader(IF_MATCH_HEADER),
-    ApiErrors(409, 412),
+    ApiErrorResponse(409, 'The pet has open orders; cancel them or let them complete first (pet_has_open_orders)'),
+    ApiErrors(412),
   );

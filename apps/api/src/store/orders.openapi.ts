@@ -1,7 +1,7 @@
 // The OpenAPI text of OrdersController's operations: one composed decorator an operation, beside the routes.
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse, ApiErrors } from '../openapi/api-errors.decorator';
 import { IF_MATCH_HEADER, IF_NONE_MATCH_HEADER } from '../common/etag';
 import { OrderSchema } from './store.dto';
 import { ApiCreatedAt } from '../openapi/location-header';
@@ -26,7 +26,7 @@ export const PlaceOrderDocs = () =>
         'Orders units of a pet. The stock is taken at once (409 `insufficient_stock` when it cannot be); the worker completes the order at its ship date and emits `order.completed`. Send an Idempotency-Key: a retry with the same key never places a second order.',
     }),
     ApiCreatedAt(OrderSchema, '/v1/store/orders/{orderId}', 'Placed (`complete: false`); `Location` names it'),
-    ApiErrors(409),
+    ApiErrorResponse(409, 'The pet has fewer units in stock than `quantity` (insufficient_stock)'),
   );
 
 export const GetOrderDocs = () =>
@@ -50,5 +50,6 @@ export const CancelOrderDocs = () =>
     }),
     ApiNoContentResponse({ description: 'Cancelled' }),
     ApiHeader(IF_MATCH_HEADER),
-    ApiErrors(409, 412),
+    ApiErrorResponse(409, 'The order is complete and can no longer be cancelled (order_not_cancellable)'),
+    ApiErrors(412),
   );

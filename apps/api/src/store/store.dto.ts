@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsISO8601, Max, Min } from 'class-validator';
-import { IsOptional } from '@app/errors';
+import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
+import { DATE_TIME_RULE, IsDateTime, IsOptional } from '@app/errors';
 import { PET_STATUSES, PetStatus } from '@app/catalog';
 import { references } from '../openapi/api-errors.decorator';
 import { BooleanParam, IntParam, PageQuery } from '../common/pagination';
@@ -58,10 +58,10 @@ export class NewOrderDto {
   @ApiPropertyOptional({
     format: 'date-time',
     type: String,
-    description: 'Requested ship date: fulfilment waits until then when it is in the future',
+    description: `Requested ship date: fulfilment waits until then when it is in the future (a past one ships at once). ${DATE_TIME_RULE}`,
   })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   shipDate?: string;
 }
 

@@ -1,8 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, Min } from 'class-validator';
-import { IsOptional } from '@app/errors';
+import { IsIn, IsInt, Min } from 'class-validator';
+import { DATE_TIME_RULE, IsDateTime, IsOptional } from '@app/errors';
 import { UsageGranularity } from '@app/usage';
 import { IntParam } from '../common/pagination';
+
+/** Buckets one answer may hold: a day of minutes, two months of hours, four years of days. */
+export const MAX_BUCKETS = 1_500;
 
 const GRANULARITIES: UsageGranularity[] = ['minute', 'hour', 'day'];
 
@@ -11,19 +14,21 @@ export class UsageQueryDto {
     format: 'date-time',
     type: String,
     description:
-      'Start of the range (inclusive, rounded down to its bucket). Default: `to` minus 60 minutes, 24 hours or 30 days by granularity',
+      'Start of the range (inclusive, rounded down to its bucket); must be before `to`, and the range may hold at most ' +
+      `${MAX_BUCKETS.toLocaleString('en-US')} buckets of the granularity (else 422 \`invalid_range\`). ` +
+      `Default: \`to\` minus 60 minutes, 24 hours or 30 days by granularity. ${DATE_TIME_RULE}`,
   })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   from?: string;
 
   @ApiPropertyOptional({
     format: 'date-time',
     type: String,
-    description: 'End of the range (exclusive, rounded up to a bucket boundary). Default: now',
+    description: `End of the range (exclusive, rounded up to a bucket boundary); must be after \`from\`. Default: now. ${DATE_TIME_RULE}`,
   })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   to?: string;
 
   @ApiPropertyOptional({

@@ -8,13 +8,12 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsRFC3339,
   IsString,
   Max,
   MaxLength,
   Min,
 } from 'class-validator';
-import { ApiError, IsOptional } from '@app/errors';
+import { ApiError, DATE_TIME_RULE, IsDateTime, IsOptional, parseDateTime } from '@app/errors';
 import { DOMAIN_EVENT_TYPES, DomainEventType } from '@app/events';
 import {
   DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS,
@@ -121,18 +120,16 @@ export class RecoverWebhookDto {
   @ApiProperty({
     format: 'date-time',
     example: '2026-05-01T08:00:00Z',
-    description: 'Resend the events whose deliveries since then all failed (RFC 3339, with its offset)',
+    description: `Resend the events whose deliveries since then all failed. ${DATE_TIME_RULE}`,
   })
-  @IsRFC3339()
+  @IsDateTime()
   since!: string;
 }
 
-/** The instant; a day the calendar lacks (`2026-02-30`, which IsRFC3339 lets through) is a 400. */
+/** The instant (IsDateTime has checked that the text names one). */
 export function sinceOf({ since }: RecoverWebhookDto): Date {
-  const [year, month, day] = since.slice(0, 10).split('-').map(Number);
-  const at = new Date(since);
-  if (Number.isNaN(at.getTime()) || new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day)
-    throw ApiError.validation('since', 'must be a date and time that exists');
+  const at = parseDateTime(since);
+  if (!at) throw ApiError.validation('since', 'must name a date and time that exist');
   return at;
 }
 

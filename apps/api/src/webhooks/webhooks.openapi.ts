@@ -8,7 +8,7 @@ import {
   ApiOkResponse,
   ApiOperation,
 } from '@nestjs/swagger';
-import { ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
+import { ApiErrorResponse, ApiErrors, ApiQuotaError } from '../openapi/api-errors.decorator';
 import { locationOf } from '../openapi/location-header';
 import { LINK_HEADER } from '../common/pagination';
 import {
@@ -155,6 +155,7 @@ export const ResendWebhookDeliveryDocs = () =>
     }),
     ApiAcceptedResponse({ type: DeliverySchema }),
     ApiErrors(),
+    ApiErrorResponse(409, 'The webhook no longer receives the event type of this delivery (event_not_subscribed)'),
   );
 
 export const RecoverWebhookDocs = () =>

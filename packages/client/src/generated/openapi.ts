@@ -1243,7 +1243,7 @@ export interface components {
     NewApiKey: {
       /**
        * Format: date-time
-       * @description When the key stops working; in the future and no later than the calling key's expiry (else 422 `key_expiry_too_late`). Absent or null: the calling key's expiry (never, if it has none)
+       * @description When the key stops working; in the future and no later than the calling key's expiry (else 422 `key_expiry_too_late`). Absent or null: the calling key's expiry (never, if it has none). Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z
        */
       expiresAt?: string | null;
       /** @example ci deploy */
@@ -1283,7 +1283,7 @@ export interface components {
       quantity: number;
       /**
        * Format: date-time
-       * @description Requested ship date: fulfilment waits until then when it is in the future
+       * @description Requested ship date: fulfilment waits until then when it is in the future (a past one ships at once). Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z
        */
       shipDate?: string;
     };
@@ -1539,7 +1539,7 @@ export interface components {
     RecoverWebhook: {
       /**
        * Format: date-time
-       * @description Resend the events whose deliveries since then all failed (RFC 3339, with its offset)
+       * @description Resend the events whose deliveries since then all failed. Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z
        * @example 2026-05-01T08:00:00Z
        */
       since: string;
@@ -1803,7 +1803,7 @@ export interface operations {
            *         "perMinute": 60,
            *         "perDay": 1000
            *       },
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Account'];
@@ -2322,9 +2322,9 @@ export interface operations {
       };
       408: components['responses']['RequestTimeout'];
       /**
-       * @description Conflict with the current state (see code)
+       * @description Another category of the account has this name, in any case (category_exists)
        *
-       *     Conflict with the current state (see code)
+       *     A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later
        */
       409: {
         headers: {
@@ -2374,7 +2374,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -2711,7 +2711,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -2833,7 +2833,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description Pets belong to the category; move or delete them first (category_in_use) */
       409: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2857,7 +2857,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2962,7 +2962,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -3105,7 +3105,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description Another category of the account has this name, in any case (category_exists) */
       409: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3129,7 +3129,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3319,7 +3319,7 @@ export interface operations {
            *           "categoryId": 1,
            *           "status": "available"
            *         },
-           *         "createdAt": "2026-01-15T09:30:00.000Z"
+           *         "createdAt": "2099-01-15T09:30:00.000Z"
            *       }
            *     ]
            */
@@ -3374,7 +3374,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3587,7 +3587,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3738,10 +3738,10 @@ export interface operations {
            *         "scopes": [
            *           "read"
            *         ],
-           *         "expiresAt": "2026-01-15T09:30:00.000Z",
-           *         "rotatedOutAt": "2026-01-15T09:30:00.000Z",
-           *         "lastUsedAt": "2026-01-15T09:30:00.000Z",
-           *         "createdAt": "2026-01-15T09:30:00.000Z"
+           *         "expiresAt": "2099-01-15T09:30:00.000Z",
+           *         "rotatedOutAt": "2099-01-15T09:30:00.000Z",
+           *         "lastUsedAt": "2099-01-15T09:30:00.000Z",
+           *         "createdAt": "2099-01-15T09:30:00.000Z"
            *       }
            *     ]
            */
@@ -3796,7 +3796,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3940,7 +3940,7 @@ export interface operations {
          *       "scopes": [
          *         "read"
          *       ],
-         *       "expiresAt": "2026-01-15T09:30:00.000Z"
+         *       "expiresAt": "2099-01-15T09:30:00.000Z"
          *     }
          */
         'application/json': components['schemas']['NewApiKey'];
@@ -3970,10 +3970,10 @@ export interface operations {
            *       "scopes": [
            *         "read"
            *       ],
-           *       "expiresAt": "2026-01-15T09:30:00.000Z",
-           *       "rotatedOutAt": "2026-01-15T09:30:00.000Z",
-           *       "lastUsedAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "expiresAt": "2099-01-15T09:30:00.000Z",
+           *       "rotatedOutAt": "2099-01-15T09:30:00.000Z",
+           *       "lastUsedAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z",
            *       "secret": "x"
            *     }
            */
@@ -4028,7 +4028,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope), or was rotated out: in its grace period it may list keys but not create, rotate or revoke them (api_key_rotated_out) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4078,7 +4078,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -4095,8 +4095,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -4130,7 +4130,9 @@ export interface operations {
       /**
        * @description The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
        *
-       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       *     `expiresAt` is later than the calling key's expiry (key_expiry_too_late)
+       *
+       *     This Idempotency-Key was used with another body (idempotency_key_reused), or by another API key of the account
        */
       422: {
         headers: {
@@ -4307,7 +4309,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope), or was rotated out: in its grace period it may list keys but not create, rotate or revoke them (api_key_rotated_out) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4356,7 +4358,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description The key is the account's last key able to manage keys (last_admin_key) */
       409: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4504,10 +4506,10 @@ export interface operations {
            *       "scopes": [
            *         "read"
            *       ],
-           *       "expiresAt": "2026-01-15T09:30:00.000Z",
-           *       "rotatedOutAt": "2026-01-15T09:30:00.000Z",
-           *       "lastUsedAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "expiresAt": "2099-01-15T09:30:00.000Z",
+           *       "rotatedOutAt": "2099-01-15T09:30:00.000Z",
+           *       "lastUsedAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z",
            *       "secret": "x"
            *     }
            */
@@ -4562,7 +4564,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The API key lacks a scope this needs (insufficient_scope) or may not do it (api_key_rotated_out) */
+      /** @description The API key lacks a scope this needs (insufficient_scope), or was rotated out: in its grace period it may list keys but not create, rotate or revoke them (api_key_rotated_out) */
       403: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4612,7 +4614,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -4629,8 +4631,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -4664,7 +4666,7 @@ export interface operations {
       /**
        * @description The plan's quota of keys is reached (quota_exceeded; `details` name the limit)
        *
-       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       *     This Idempotency-Key was used with another body (idempotency_key_reused), or by another API key of the account
        */
       422: {
         headers: {
@@ -4805,15 +4807,15 @@ export interface operations {
            *         "id": "msg_019a9c4e2f10b7d3e8a41c5f9e02",
            *         "message": "Hello, pet store!",
            *         "status": "queued",
-           *         "createdAt": "2026-01-15T09:30:00.000Z",
+           *         "createdAt": "2099-01-15T09:30:00.000Z",
            *         "attempts": 1,
            *         "result": {
            *           "characters": 17,
            *           "sha256": "5f056397d1ebb29ad3574201347d02d94855555293db8852d89c9c3e8414fc0b"
            *         },
            *         "failureReason": "x",
-           *         "processedAt": "2026-01-15T09:30:00.000Z",
-           *         "failedAt": "2026-01-15T09:30:00.000Z"
+           *         "processedAt": "2099-01-15T09:30:00.000Z",
+           *         "failedAt": "2099-01-15T09:30:00.000Z"
            *       }
            *     ]
            */
@@ -5037,7 +5039,7 @@ export interface operations {
            *       "id": "msg_019a9c4e2f10b7d3e8a41c5f9e02",
            *       "message": "Hello, pet store!",
            *       "status": "queued",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Message'];
@@ -5141,7 +5143,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -5158,8 +5160,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -5190,7 +5192,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -5323,15 +5325,15 @@ export interface operations {
            *       "id": "msg_019a9c4e2f10b7d3e8a41c5f9e02",
            *       "message": "Hello, pet store!",
            *       "status": "queued",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z",
            *       "attempts": 1,
            *       "result": {
            *         "characters": 17,
            *         "sha256": "5f056397d1ebb29ad3574201347d02d94855555293db8852d89c9c3e8414fc0b"
            *       },
            *       "failureReason": "x",
-           *       "processedAt": "2026-01-15T09:30:00.000Z",
-           *       "failedAt": "2026-01-15T09:30:00.000Z"
+           *       "processedAt": "2099-01-15T09:30:00.000Z",
+           *       "failedAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['MessageDetail'];
@@ -5882,7 +5884,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -5899,8 +5901,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -5931,7 +5933,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -6329,7 +6331,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -6451,7 +6453,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description The pet has open orders; cancel them or let them complete first (pet_has_open_orders) */
       409: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6475,7 +6477,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6580,7 +6582,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -6725,7 +6727,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7497,7 +7499,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -7639,7 +7641,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7801,7 +7803,7 @@ export interface operations {
            *         "id": 1,
            *         "petId": 1,
            *         "quantity": 1,
-           *         "shipDate": "2026-01-15T09:30:00.000Z",
+           *         "shipDate": "2099-01-15T09:30:00.000Z",
            *         "complete": true
            *       }
            *     ]
@@ -7999,7 +8001,7 @@ export interface operations {
          * @example {
          *       "petId": 1,
          *       "quantity": 1,
-         *       "shipDate": "2026-01-15T09:30:00.000Z"
+         *       "shipDate": "2099-01-15T09:30:00.000Z"
          *     }
          */
         'application/json': components['schemas']['NewOrder'];
@@ -8028,7 +8030,7 @@ export interface operations {
            *       "id": 1,
            *       "petId": 1,
            *       "quantity": 1,
-           *       "shipDate": "2026-01-15T09:30:00.000Z",
+           *       "shipDate": "2099-01-15T09:30:00.000Z",
            *       "complete": true
            *     }
            */
@@ -8134,9 +8136,9 @@ export interface operations {
       };
       408: components['responses']['RequestTimeout'];
       /**
-       * @description Conflict with the current state (see code)
+       * @description The pet has fewer units in stock than `quantity` (insufficient_stock)
        *
-       *     Conflict with the current state (see code)
+       *     A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later
        */
       409: {
         headers: {
@@ -8186,7 +8188,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -8323,7 +8325,7 @@ export interface operations {
            *       "id": 1,
            *       "petId": 1,
            *       "quantity": 1,
-           *       "shipDate": "2026-01-15T09:30:00.000Z",
+           *       "shipDate": "2099-01-15T09:30:00.000Z",
            *       "complete": true
            *     }
            */
@@ -8525,7 +8527,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Refuse the write (412 precondition_failed) unless this ETag is still current */
+        /** @description Refuse the write (412 precondition_failed) unless this ETag (or one of a comma-separated list, or `*`) is still current. Strong comparison: a weak tag (`W/"…"`) never matches. An empty or blank If-Match is a list of no tags and matches nothing (412), as RFC 9110 13.1.1 says; leave the header out to write unconditionally */
         'If-Match'?: string;
       };
       path: {
@@ -8647,7 +8649,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description The order is complete and can no longer be cancelled (order_not_cancellable) */
       409: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8671,7 +8673,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description If-Match does not match the current ETag (precondition_failed) */
+      /** @description If-Match does not match the current ETag (precondition_failed); an empty or blank If-Match matches nothing */
       412: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8775,13 +8777,13 @@ export interface operations {
   getUsage: {
     parameters: {
       query?: {
-        /** @description Start of the range (inclusive, rounded down to its bucket). Default: `to` minus 60 minutes, 24 hours or 30 days by granularity */
+        /** @description Start of the range (inclusive, rounded down to its bucket); must be before `to`, and the range may hold at most 1,500 buckets of the granularity (else 422 `invalid_range`). Default: `to` minus 60 minutes, 24 hours or 30 days by granularity. Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z */
         from?: string;
         /** @description Bucket size (UTC minutes, hours or days) */
         granularity?: 'minute' | 'hour' | 'day';
         /** @description One API key of the account (revoked keys included); the whole account when absent */
         keyId?: number;
-        /** @description End of the range (exclusive, rounded up to a bucket boundary). Default: now */
+        /** @description End of the range (exclusive, rounded up to a bucket boundary); must be after `from`. Default: now. Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z */
         to?: string;
       };
       header?: never;
@@ -8807,8 +8809,8 @@ export interface operations {
           /**
            * @example {
            *       "granularity": "minute",
-           *       "from": "2026-01-15T09:30:00.000Z",
-           *       "to": "2026-01-15T09:30:00.000Z",
+           *       "from": "2099-01-15T09:30:00.000Z",
+           *       "to": "2099-01-15T09:30:00.000Z",
            *       "keyId": 1,
            *       "plan": "free",
            *       "limits": {
@@ -8817,7 +8819,7 @@ export interface operations {
            *       },
            *       "buckets": [
            *         {
-           *           "start": "2026-01-15T09:30:00.000Z",
+           *           "start": "2099-01-15T09:30:00.000Z",
            *           "admitted": 1,
            *           "refused": 1,
            *           "bans": 1
@@ -8901,7 +8903,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description Each parameter is valid but not the range they make (invalid_range; `details` name the field): `from` must be before `to`, and the range may hold at most 1,500 buckets of the granularity */
       422: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8917,8 +8919,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "idempotency_key_reused",
-           *       "message": "Idempotency key reused",
+           *       "code": "invalid_range",
+           *       "message": "Invalid range",
            *       "status": 422
            *     }
            */
@@ -9035,9 +9037,9 @@ export interface operations {
            *         ],
            *         "description": "x",
            *         "status": "active",
-           *         "disabledAt": "2026-01-15T09:30:00.000Z",
-           *         "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *         "createdAt": "2026-01-15T09:30:00.000Z"
+           *         "disabledAt": "2099-01-15T09:30:00.000Z",
+           *         "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *         "createdAt": "2099-01-15T09:30:00.000Z"
            *       }
            *     ]
            */
@@ -9269,9 +9271,9 @@ export interface operations {
            *       ],
            *       "description": "x",
            *       "status": "active",
-           *       "disabledAt": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "disabledAt": "2099-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z",
            *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     }
            */
@@ -9376,7 +9378,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -9393,8 +9395,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -9428,7 +9430,7 @@ export interface operations {
       /**
        * @description The plan's quota of webhooks is reached (quota_exceeded; `details` name the limit)
        *
-       *     Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code)
+       *     This Idempotency-Key was used with another body (idempotency_key_reused), or by another API key of the account
        */
       422: {
         headers: {
@@ -9565,9 +9567,9 @@ export interface operations {
            *       ],
            *       "description": "x",
            *       "status": "active",
-           *       "disabledAt": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "disabledAt": "2099-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Webhook'];
@@ -9995,9 +9997,9 @@ export interface operations {
            *       ],
            *       "description": "x",
            *       "status": "active",
-           *       "disabledAt": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "disabledAt": "2099-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Webhook'];
@@ -10019,15 +10021,9 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "validation_failed",
-           *       "message": "The body or parameters are not valid",
-           *       "status": 400,
-           *       "details": [
-           *         {
-           *           "field": "name",
-           *           "message": "name must be 1 to 200 characters"
-           *         }
-           *       ]
+           *       "code": "malformed_request",
+           *       "message": "Malformed request",
+           *       "status": 400
            *     }
            */
           'application/json': components['schemas']['Error'];
@@ -10254,10 +10250,10 @@ export interface operations {
            *         "lastDurationMs": 1,
            *         "lastResponseExcerpt": "x",
            *         "resendOf": 1,
-           *         "lastAttemptAt": "2026-01-15T09:30:00.000Z",
-           *         "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *         "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *         "createdAt": "2026-01-15T09:30:00.000Z"
+           *         "lastAttemptAt": "2099-01-15T09:30:00.000Z",
+           *         "nextAttemptAt": "2099-01-15T09:30:00.000Z",
+           *         "deliveredAt": "2099-01-15T09:30:00.000Z",
+           *         "createdAt": "2099-01-15T09:30:00.000Z"
            *       }
            *     ]
            */
@@ -10474,7 +10470,7 @@ export interface operations {
            * @example [
            *       {
            *         "attempt": 1,
-           *         "attemptedAt": "2026-01-15T09:30:00.000Z",
+           *         "attemptedAt": "2099-01-15T09:30:00.000Z",
            *         "statusCode": 503,
            *         "durationMs": 148,
            *         "responseExcerpt": "upstream unavailable, try later",
@@ -10702,10 +10698,10 @@ export interface operations {
            *       "lastDurationMs": 1,
            *       "lastResponseExcerpt": "x",
            *       "resendOf": 1,
-           *       "lastAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "lastAttemptAt": "2099-01-15T09:30:00.000Z",
+           *       "nextAttemptAt": "2099-01-15T09:30:00.000Z",
+           *       "deliveredAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Delivery'];
@@ -10809,7 +10805,11 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /**
+       * @description The webhook no longer receives the event type of this delivery (event_not_subscribed)
+       *
+       *     A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later
+       */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -10826,15 +10826,15 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "event_not_subscribed",
-           *       "message": "Event not subscribed",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -10970,9 +10970,9 @@ export interface operations {
            *       ],
            *       "description": "x",
            *       "status": "active",
-           *       "disabledAt": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "disabledAt": "2099-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Webhook'];
@@ -11298,7 +11298,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -11315,8 +11315,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -11347,7 +11347,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -11497,9 +11497,9 @@ export interface operations {
            *       ],
            *       "description": "x",
            *       "status": "active",
-           *       "disabledAt": "2026-01-15T09:30:00.000Z",
-           *       "previousSecretExpiresAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z",
+           *       "disabledAt": "2099-01-15T09:30:00.000Z",
+           *       "previousSecretExpiresAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z",
            *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
            *     }
            */
@@ -11604,7 +11604,7 @@ export interface operations {
         };
       };
       408: components['responses']['RequestTimeout'];
-      /** @description Conflict with the current state (see code) */
+      /** @description A request with this Idempotency-Key is still running (idempotency_key_in_use); retry later */
       409: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -11621,8 +11621,8 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "code": "insufficient_stock",
-           *       "message": "Insufficient stock",
+           *       "code": "idempotency_key_in_use",
+           *       "message": "Idempotency key in use",
            *       "status": 409
            *     }
            */
@@ -11653,7 +11653,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Idempotency-Key reused with another body (idempotency_key_reused), or a rule refused a field (see code) */
+      /** @description This Idempotency-Key was used with another body (idempotency_key_reused), or by another API key of the account */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
@@ -11793,10 +11793,10 @@ export interface operations {
            *       "lastDurationMs": 1,
            *       "lastResponseExcerpt": "x",
            *       "resendOf": 1,
-           *       "lastAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "nextAttemptAt": "2026-01-15T09:30:00.000Z",
-           *       "deliveredAt": "2026-01-15T09:30:00.000Z",
-           *       "createdAt": "2026-01-15T09:30:00.000Z"
+           *       "lastAttemptAt": "2099-01-15T09:30:00.000Z",
+           *       "nextAttemptAt": "2099-01-15T09:30:00.000Z",
+           *       "deliveredAt": "2099-01-15T09:30:00.000Z",
+           *       "createdAt": "2099-01-15T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Delivery'];
