@@ -21,7 +21,7 @@ setFlagsFromString('--heap-growing-percent=50');
 startOrExit('api', async () => {
   const config = loadConfig();
   initTracing(config, 'api');
-  await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort });
+  await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort }, config.bindAddress);
   // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
   await requirePostgres(config.databaseUrl);
   // Nothing printed by Nest's console logger, and a start-up error comes back here (abortOnError).

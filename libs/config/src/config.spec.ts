@@ -128,6 +128,21 @@ describe('NAME_SEARCH_ACCOUNT_*', () => {
   });
 });
 
+describe('BIND_ADDRESS', () => {
+  it('is unset by default (every interface), and takes an IPv4 or IPv6 address', () => {
+    expect(loadConfig({}).bindAddress).toBeUndefined();
+    expect(loadConfig({ BIND_ADDRESS: '127.0.0.1' }).bindAddress).toBe('127.0.0.1');
+    expect(loadConfig({ BIND_ADDRESS: '::1' }).bindAddress).toBe('::1');
+    expect(loadConfig({ BIND_ADDRESS: '0.0.0.0' }).bindAddress).toBe('0.0.0.0');
+  });
+
+  it.each(['localhost', '10.0.0.0/8', '127.1', '256.0.0.1'])('refuses %s, naming the variable', (value) => {
+    expect(() => loadConfig({ BIND_ADDRESS: value })).toThrow(
+      /^invalid configuration: BIND_ADDRESS: must be an IPv4 or IPv6 address/,
+    );
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('trusts no proxy by default, one hop for true, N hops for a number', () => {
     expect(loadConfig({}).trustProxy).toBe(0);

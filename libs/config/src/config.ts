@@ -105,6 +105,17 @@ const spec = {
   workerPort: variable('WORKER_PORT', port.default(3001)),
   // The API's /metrics, off the public port (Prometheus's registered default for exporters).
   metricsPort: variable('METRICS_PORT', port.default(9464)),
+  // PORT, METRICS_PORT and WORKER_PORT listen on this address only; unset, on every interface.
+  bindAddress: variable(
+    'BIND_ADDRESS',
+    z
+      .string()
+      .refine(
+        (v) => ipaddr.IPv4.isValidFourPartDecimal(v) || ipaddr.IPv6.isValid(v),
+        'must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)',
+      )
+      .optional(),
+  ),
   databaseUrl,
   databasePoolSize: variable('DATABASE_POOL_SIZE', positiveInt.default(20)),
   // A worker waits on Redis and webhook receivers far more than on Postgres.
