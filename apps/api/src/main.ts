@@ -20,7 +20,8 @@ setFlagsFromString('--heap-growing-percent=50');
 
 startOrExit('api', async () => {
   const config = loadConfig();
-  initTracing(config, 'api');
+  const tracing = initTracing(config, 'api');
+  rootLogger(config, 'api').info(tracing.fields, tracing.message);
   await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort }, config.bindAddress);
   // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
   await requirePostgres(config.databaseUrl);

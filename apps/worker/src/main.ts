@@ -18,7 +18,8 @@ import { JOBS, WorkerModule } from './worker.module';
 startOrExit('worker', async () => {
   const config = loadConfig();
   assertKnownQueues(config, JOBS);
-  initTracing(config, 'worker');
+  const tracing = initTracing(config, 'worker');
+  rootLogger(config, 'worker').info(tracing.fields, tracing.message);
   await requirePortsFree({ WORKER_PORT: config.workerPort }, config.bindAddress);
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
   await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);

@@ -143,6 +143,36 @@ describe('BIND_ADDRESS', () => {
   });
 });
 
+describe('OpenTelemetry variables', () => {
+  it('OTEL_RESOURCE_ATTRIBUTES: key=value pairs, percent-decoded; empty by default', () => {
+    expect(loadConfig({}).tracing.resourceAttributes).toEqual({});
+    expect(
+      loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod, team=pets%20%26%20co,k%3Dx=a%2Cb' })
+        .tracing.resourceAttributes,
+    ).toEqual({ 'deployment.environment.name': 'prod', team: 'pets & co', 'k=x': 'a,b' });
+  });
+
+  it('OTEL_RESOURCE_ATTRIBUTES: refuses entries without a key or with bad encoding, by position, never echoing them', () => {
+    expect(() => loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'a=1,secret,=2,c=%zz' })).toThrow(
+      /^invalid configuration: OTEL_RESOURCE_ATTRIBUTES: must be a comma-separated list of key=value, percent-encoded \(entries not understood: 2, 3, 4\)$/,
+    );
+  });
+
+  it('OTEL_TRACES_SAMPLER: parentbased_always_on by default; parentbased_traceidratio when only the ratio is set', () => {
+    expect(loadConfig({}).tracing.sampling).toEqual({ sampler: 'parentbased_always_on', ratio: 1 });
+    expect(loadConfig({ OTEL_TRACES_SAMPLER_ARG: '0.25' }).tracing.sampling).toEqual({
+      sampler: 'parentbased_traceidratio',
+      ratio: 0.25,
+    });
+    expect(loadConfig({ OTEL_TRACES_SAMPLER: 'always_off' }).tracing.sampling).toEqual({
+      sampler: 'always_off',
+      ratio: 1,
+    });
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('trusts no proxy by default, one hop for true, N hops for a number', () => {
     expect(loadConfig({}).trustProxy).toBe(0);
