@@ -35,7 +35,7 @@ interface Minute {
   /** `petstore_nodejs_heap_after_full_gc_bytes`: what each process holds, without the garbage RSS also counts. */
   apiHeldMb: number;
   workerHeldMb: number;
-  /** `petstore_nodejs_heap_size_total_bytes`: the V8 heap committed, the part of RSS the collector's pace moves. */
+  /** `nodejs_heap_size_total_bytes`: the V8 heap committed, the part of RSS the collector's pace moves. */
   apiHeapMb: number;
   workerHeapMb: number;
   getP99: number;
@@ -62,7 +62,7 @@ async function heapMb(port: number): Promise<{ held: number; committed: number }
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20;
   return {
     held: read('petstore_nodejs_heap_after_full_gc_bytes'),
-    committed: read('petstore_nodejs_heap_size_total_bytes'),
+    committed: read('nodejs_heap_size_total_bytes'),
   };
 }
 
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
       `**${perTen('workerMb').toFixed(2)} MB per 10 min** (least squares over each minute's sample).`,
     `- Held after the last full GC (\`petstore_nodejs_heap_after_full_gc_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
       `API **${perTen('apiHeldMb').toFixed(2)} MB per 10 min**, worker **${perTen('workerHeldMb').toFixed(2)} MB per 10 min**.`,
-    `- V8 heap committed (\`petstore_nodejs_heap_size_total_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
+    `- V8 heap committed (\`nodejs_heap_size_total_bytes\`), slope after minute ${SETTLE_MINUTES}: ` +
       `API ${perTen('apiHeapMb').toFixed(2)} MB per 10 min, worker ${perTen('workerHeapMb').toFixed(2)} MB per 10 min.`,
     '',
     '| minute | GET ok | POST ok | failed | API RSS MB | worker RSS MB | API held MB | worker held MB | ' +

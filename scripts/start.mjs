@@ -1,23 +1,26 @@
 // `npm start`: build if needed, migrate, seed a demo account on an empty database, then run the API
-// and the worker (`start:dev`: from the sources under `node --watch`). package.json runs this with
-// `exec`: a shell waiting on a command neither passes signals on nor (for SIGINT) acts on them.
+// and the worker. `start:dev`: one `nest build --watch` over the three apps (tsconfig.watch.json)
+// keeps dist/ current, and each app runs under Node's own `--watch`, restarted when a file it loaded
+// is rewritten. package.json runs this with `exec`: a shell waiting on a command neither passes
+// signals on nor (for SIGINT) acts on them.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const node = process.execPath;
 const watch = process.argv.includes('--watch');
-// Types are left to `npm run typecheck`.
-const fromSources = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
-const cli = watch ? [...fromSources, 'apps/cli/src/main.ts'] : ['dist/apps/cli/src/main.js'];
+const cli = ['dist/apps/cli/src/main.js'];
 // The apps run with the V8 flags every launcher gives them (package.json config.nodeOptions).
 const nodeOptions = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ).config.nodeOptions.split(' ');
 // --watch-preserve-output: a restart must not clear the other app's lines off the terminal.
-const app = (name) =>
-  watch
-    ? [...nodeOptions, '--watch', '--watch-preserve-output', ...fromSources, `apps/${name}/src/main.ts`]
-    : [...nodeOptions, `dist/apps/${name}/src/main.js`];
+const app = (name) => [
+  ...nodeOptions,
+  ...(watch ? ['--watch', '--watch-preserve-output'] : []),
+  `dist/apps/${name}/src/main.js`,
+];
+const nest = fileURLToPath(new URL('../node_modules/@nestjs/cli/bin/nest.js', import.meta.url));
 // A terminal's log format unless the environment names one. The apps read .env themselves; it is
 // read here too (the environment still wins) so the ports polled below are theirs.
 if (existsSync('.env')) process.loadEnvFile('.env');
@@ -85,6 +88,36 @@ function stop(code) {
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+
+/**
+ * start:dev's compiler: resolves once its first build is written (type errors are reported, and the
+ * output written all the same, as ts-node's transpile-only did). Its lines go to stderr: stdout is the frame's.
+ */
+function watchBuild() {
+  const { child, exited } = run(
+    [nest, 'build', '--watch', '--preserveWatchOutput', '-p', 'tsconfig.watch.json'],
+    'pipe',
+  );
+  exited.then(({ code, signal }) => {
+    if (stopping) return;
+    process.stderr.write(`nest build --watch exited (${signal ?? code})\n`);
+    stop(code || 1);
+  });
+  return new Promise((resolve) => {
+    let seen = '';
+    child.stdout.on('data', (d) => {
+      process.stderr.write(d);
+      if (seen === undefined) return;
+      seen += d;
+      if (/Watching for file changes/.test(seen)) {
+        seen = undefined;
+        resolve();
+      }
+    });
+  });
+}
+
+if (watch) await watchBuild();
 
 // The console is served from dist/console either way: its build takes a second.
 for (const step of [

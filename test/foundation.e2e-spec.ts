@@ -74,6 +74,9 @@ describe('foundation: error model, request ids, health, documents', () => {
     const metrics = await new HttpClient(api.metricsUrl).get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toMatch(/petstore_http_request_duration_seconds_count\{[^}]*route="\/v1\/account"/);
+    // Node's defaults under their standard names, as stock Node.js dashboards query them.
+    expect(metrics.text).toMatch(/^process_start_time_seconds \d+$/m);
+    expect(metrics.text).not.toMatch(/^petstore_process_/m);
     expect((await new HttpClient(api.url).get('/metrics')).status).toBe(401);
     expect((await http.get('/metrics')).status).toBe(404);
   });

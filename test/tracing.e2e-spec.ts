@@ -35,6 +35,7 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const env = {
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e,petstore.team=pets%20%26%20co',
       ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
     };
     [api, worker] = await Promise.all([
@@ -101,6 +102,39 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     const sender = spans.find((s) => s.spanId === parentId);
     expect(sender).toMatchObject({ name: 'webhook delivery', kind: CLIENT, service: 'petstore-worker' });
   }
+
+  it('every span carries service.version (the package version) and OTEL_RESOURCE_ATTRIBUTES, percent-decoded', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect((await http.post('/v1/messages', { message: 'resource' })).status).toBe(202);
+    const spans = await eventually(async () => {
+      const services = new Set(otlp.spans.map((s) => s.service));
+      return services.has('petstore-api') && services.has('petstore-worker') ? otlp.spans : undefined;
+    });
+    for (const service of ['petstore-api', 'petstore-worker'])
+      expect(spans.find((s) => s.service === service)?.resource).toMatchObject({
+        'service.name': service,
+        'service.version': version,
+        'deployment.environment.name': 'e2e',
+        'petstore.team': 'pets & co',
+      });
+  });
+
+  it('at start-up, each process logs one line saying where its spans go', () => {
+    for (const proc of [api!, worker!]) {
+      const lines = readFileSync(proc.logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => String(l.msg).startsWith('tracing'));
+      expect(lines).toEqual([
+        expect.objectContaining({
+          msg: `tracing: spans go to ${otlp.url}/v1/traces`,
+          service: `petstore-${proc.app}`,
+          sampler: 'parentbased_always_on',
+        }),
+      ]);
+    }
+  });
 
   it("a request's log lines carry its trace_id and its server span's span_id; start-up lines carry none", async () => {
     const traceId = randomBytes(16).toString('hex');
@@ -182,5 +216,35 @@ describe('tracing (OTLP) from the request to the webhook delivery', () => {
     expect(traceIdOf(completed)).toBe(traceIdOf(placed));
     const spans = await traceOf(completed, ['POST /v1/store/orders', 'fulfilment order.fulfil']);
     expectOneTree(spans, 'POST /v1/store/orders');
+  });
+});
+
+/** OTEL_TRACES_SAMPLER, with the built API: parentbased_always_off records only what a caller's sampled trace continues. */
+describe('tracing: OTEL_TRACES_SAMPLER', () => {
+  let otlp: OtlpReceiver;
+  let api: ServiceProcess | undefined;
+
+  beforeAll(async () => {
+    otlp = await new OtlpReceiver().start();
+    api = await ServiceProcess.start('api', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_TRACES_SAMPLER: 'parentbased_always_off',
+    });
+  });
+  afterAll(async () => {
+    await stopAll([api]);
+    await otlp?.close();
+  });
+
+  it('parentbased_always_off: a request starting a trace is not recorded, one continuing a sampled trace is', async () => {
+    const anon = new HttpClient(api!.url);
+    expect((await anon.get('/health/live')).status).toBe(200);
+    const traceId = randomBytes(16).toString('hex');
+    const res = await anon.get('/health/live', { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    expect(res.status).toBe(200);
+    await eventually(async () => otlp.trace(traceId).length > 0, 10_000);
+    // Exported in order: the first request's span, had it been recorded, would have come by now.
+    expect(otlp.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
   });
 });

@@ -7,14 +7,14 @@ import { describeWith } from '../support/external-binary';
 
 /**
  * docker-compose.yml's `observability` profile (Prometheus with our rules, Grafana with our
- * dashboard, an OpenTelemetry collector) and its published ports, checked from the file: Docker
+ * dashboard, an OpenTelemetry collector, Jaeger to view the traces) and its published ports, checked from the file: Docker
  * is not on CI's machine. Where `docker compose` exists, it checks the file as well.
  */
 const root = join(__dirname, '..', '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 const services: Record<string, any> = compose.services;
 const defaults = loadConfig({});
-const PROFILED = ['grafana', 'otel-collector', 'prometheus'];
+const PROFILED = ['grafana', 'jaeger', 'otel-collector', 'prometheus'];
 
 /** `./host:/container[:ro]` bind mounts of a service (named volumes left out). */
 function mounts(service: string): { host: string; container: string }[] {
@@ -40,7 +40,7 @@ const published = (service: string) =>
   });
 
 describe('docker-compose.yml: the observability profile', () => {
-  it('starts Prometheus, Grafana and the collector only with the profile, and no default service needs them', () => {
+  it('starts Prometheus, Grafana, the collector and Jaeger only with the profile, and no default service needs them', () => {
     const inProfile = Object.keys(services).filter((s) => services[s].profiles?.includes('observability'));
     expect(inProfile.sort()).toEqual(PROFILED);
     for (const [name, service] of Object.entries(services)) {
@@ -99,6 +99,41 @@ describe('docker-compose.yml: the observability profile', () => {
     expect(readFileSync(join(root, 'docker-compose.yml'), 'utf8')).toContain(
       'OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318',
     );
+  });
+});
+
+describe('docker-compose.yml: a trace viewer (Jaeger) wired to the collector', () => {
+  const collector = () => {
+    const flag = services['otel-collector'].command.find((a: string) => a.startsWith('--config='));
+    return parse(readFileSync(mountedAt('otel-collector', flag.slice('--config='.length))!, 'utf8'));
+  };
+
+  it('the collector exports the traces pipeline over OTLP to Jaeger, and the debug line stays', () => {
+    const config = collector();
+    const exporters: string[] = config.service.pipelines.traces.exporters;
+    expect(exporters).toContain('debug');
+    const toJaeger = exporters.filter((e) => /^otlp(\/|$)/.test(e)).map((e) => config.exporters[e]);
+    expect(toJaeger).toEqual([{ endpoint: 'jaeger:4317', tls: { insecure: true } }]);
+    expect(services['otel-collector'].depends_on).toContain('jaeger');
+  });
+
+  it('Jaeger receives OTLP/gRPC from the other containers and serves its UI on loopback', () => {
+    const jaeger = services.jaeger;
+    expect(jaeger.image).toMatch(/^jaegertracing\/jaeger:2\.\d+\.\d+$/);
+    // The receiver listens on localhost unless told otherwise: the collector would be refused.
+    expect(jaeger.command).toEqual(
+      expect.arrayContaining(['--set=receivers.otlp.protocols.grpc.endpoint=0.0.0.0:4317']),
+    );
+    expect(published('jaeger')).toEqual([
+      { bind: '127.0.0.1', variable: 'JAEGER_UI_PORT', hostDefault: 16686, container: 16686 },
+    ]);
+  });
+
+  it('Grafana has Jaeger as a data source (traces beside the dashboard)', () => {
+    const provisioning = mountedAt('grafana', '/etc/grafana/provisioning')!;
+    const [source] = parse(readFileSync(join(provisioning, 'datasources', 'jaeger.yaml'), 'utf8')).datasources;
+    expect(source).toMatchObject({ type: 'jaeger', url: 'http://jaeger:16686' });
+    expect(source.isDefault).not.toBe(true);
   });
 });
 

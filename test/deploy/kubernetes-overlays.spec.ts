@@ -143,6 +143,39 @@ describe.each(OVERLAYS)('Kubernetes overlay %s', (target) => {
       expect(allowed).toHaveLength(expected.length);
     }
   });
+
+  it('lets the API open connections only to DNS, Postgres, Redis and the trace collector; workers anywhere (webhooks)', () => {
+    const policies = ofKind(objects, 'NetworkPolicy');
+    for (const d of deployments) {
+      const mine = policies.filter((p) => selects(p.spec.podSelector.matchLabels, d.spec.template.metadata.labels));
+      const egress = mine.filter((p) => p.spec.policyTypes.includes('Egress'));
+      if (!isApi(d)) {
+        // A webhook URL may be any public address: the SSRF guard, not the network, refuses private ones.
+        expect(egress).toEqual([]);
+        continue;
+      }
+      expect(egress.length).toBeGreaterThan(0);
+      const rules = egress.flatMap((p) => p.spec.egress);
+      const allowed = rules.flatMap((rule: any) =>
+        rule.ports.map((port: any) => `${port.protocol ?? 'TCP'}/${port.port}`),
+      );
+      const postgres = new URL(defaults.databaseUrl).port || '5432';
+      const redis = new URL(defaults.redisUrl).port || '6379';
+      // OTLP/HTTP's registered port, where OTEL_EXPORTER_OTLP_ENDPOINT points in-cluster.
+      expect(allowed.sort()).toEqual(['TCP/4318', `TCP/${postgres}`, `TCP/${redis}`, 'TCP/53', 'UDP/53'].sort());
+      // Every rule names its ports; DNS goes to the cluster's resolver only.
+      for (const rule of rules) expect(rule.ports.length).toBeGreaterThan(0);
+      const dns = rules.filter((rule: any) => rule.ports.some((port: any) => port.port === 53));
+      expect(dns.map((rule: any) => rule.to)).toEqual([
+        [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+            podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+          },
+        ],
+      ]);
+    }
+  });
 });
 
 describe('Kubernetes overlay overlays/prod: Prometheus Operator', () => {

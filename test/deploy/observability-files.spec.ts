@@ -91,7 +91,7 @@ describe('Grafana dashboard', () => {
   it('declares the metrics of the code (grepped from apps/ and libs/)', () => {
     expect(defined).toContain('petstore_http_request_duration_seconds');
     expect(defined).toContain('petstore_rate_limit_decisions_total');
-    expect(defined).toContain('petstore_process_start_time_seconds');
+    expect(defined).toContain('process_start_time_seconds');
   });
 
   it('gives every chart a query and every panel its own id', () => {

@@ -32,7 +32,7 @@ function deferredJobs(lines: LogLine[]): number {
 async function keptHeap(api: ServiceProcess, ms: number): Promise<number> {
   let min = Infinity;
   for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) {
-    min = Math.min(min, await api.metric('petstore_nodejs_heap_space_size_used_bytes', { space: 'old' }));
+    min = Math.min(min, await api.metric('nodejs_heap_space_size_used_bytes', { space: 'old' }));
   }
   return min;
 }

@@ -4,6 +4,8 @@ import { AddressInfo } from 'node:net';
 /** One span as the OTLP/HTTP JSON encoding sends it, with its service. */
 export interface ReceivedSpan {
   service: string;
+  /** The resource's attributes (service.name, service.version, OTEL_RESOURCE_ATTRIBUTES's). */
+  resource: Record<string, unknown>;
   traceId: string;
   spanId: string;
   parentSpanId?: string;
@@ -21,7 +23,9 @@ interface OtlpAttribute {
 interface OtlpRequest {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: (Omit<ReceivedSpan, 'service' | 'attributes'> & { attributes?: OtlpAttribute[] })[] }[];
+    scopeSpans?: {
+      spans?: (Omit<ReceivedSpan, 'service' | 'resource' | 'attributes'> & { attributes?: OtlpAttribute[] })[];
+    }[];
   }[];
 }
 
@@ -48,11 +52,12 @@ export class OtlpReceiver {
         if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest;
         for (const rs of body.resourceSpans ?? []) {
-          const service = String(attributes(rs.resource?.attributes)['service.name']);
+          const resource = attributes(rs.resource?.attributes);
+          const service = String(resource['service.name']);
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
               this.received++;
-              if (this.keep) this.spans.push({ ...s, service, attributes: attributes(s.attributes) });
+              if (this.keep) this.spans.push({ ...s, service, resource, attributes: attributes(s.attributes) });
             }
           }
         }

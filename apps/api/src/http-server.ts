@@ -125,7 +125,7 @@ export async function serve(app: INestApplication, config: AppConfig): Promise<S
     if (draining) res.setHeader('Connection', 'close');
     handler(req, res);
   });
-  await listenOn(server, 'PORT', config.port);
+  await listenOn(server, 'PORT', config.port, config.bindAddress);
 
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (draining) return;

@@ -20,8 +20,9 @@ setFlagsFromString('--heap-growing-percent=50');
 
 startOrExit('api', async () => {
   const config = loadConfig();
-  initTracing(config, 'api');
-  await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort });
+  const tracing = initTracing(config, 'api');
+  rootLogger(config, 'api').info(tracing.fields, tracing.message);
+  await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort }, config.bindAddress);
   // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
   await requirePostgres(config.databaseUrl);
   // Nothing printed by Nest's console logger, and a start-up error comes back here (abortOnError).

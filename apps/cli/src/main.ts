@@ -2,24 +2,13 @@ import { Console } from 'node:console';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs, ParseArgsConfig } from 'node:util';
-import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
-import { AccountsService, ApiKeysService } from '@app/access';
-import { AppConfig, loadConfig } from '@app/config';
-import { Plan, Scope } from '@app/access';
-import { maintenanceUrl, migrate } from '@app/database';
-import { nameProblem, parseDateTime } from '@app/errors';
-import { EventQueue } from '@app/events';
+import type { Plan, Scope } from '@app/access';
+import type { RedisClient } from '@app/redis';
 import type { Event } from '@petstore/client';
-import { dropOldKeyLayout } from '@app/jobs';
-import { MessageQueue } from '@app/messages';
-import { requirePostgres } from '@app/observability';
-import { REDIS, RedisClient } from '@app/redis';
-import { FulfilmentQueue } from '@app/store';
-import { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webhooks';
-import { CliModule } from './cli.module';
-import { DemoSeeder } from './demo-seeder';
-import { listen } from './listen.command';
+
+// Only node: modules load at start: `--help` and `--version` answer without the app (a fraction of a
+// second, no store touched). A command loads the rest (./runtime) when it runs.
+const runtime = () => import('./runtime.js');
 
 // stdout carries only a command's output (`--json | jq`): whatever a library prints goes to stderr.
 globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
@@ -59,9 +48,9 @@ function apiKeyOf(values: Values): string {
 }
 
 /** The same rule as the API's names. */
-function safeName(values: Values): string {
+async function safeName(values: Values): Promise<string> {
   const name = required(values, 'name');
-  const problem = nameProblem(name);
+  const problem = (await runtime()).nameProblem(name);
   if (problem) throw new UsageError(`--name ${problem}`);
   return name;
 }
@@ -93,14 +82,17 @@ function print(values: Values, obj: unknown, human: string): void {
 }
 
 type Get = <S>(token: (new (...a: never[]) => S) | symbol) => S;
+type Runtime = Awaited<ReturnType<typeof runtime>>;
 
-async function withApp<T>(fn: (get: Get) => Promise<T>): Promise<T> {
+async function withApp<T>(fn: (get: Get, r: Runtime) => Promise<T>): Promise<T> {
+  const r = await runtime();
+  const { CliModule, loadConfig, NestFactory, requirePostgres } = r;
   // One line naming DATABASE_URL instead of TypeORM's retries; Nest prints nothing itself and
   // hands any failure to the one-line report at the bottom (abortOnError).
   await requirePostgres(loadConfig().databaseUrl);
   const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
-    return await fn((t) => app.get(t));
+    return await fn((t) => app.get(t), r);
   } finally {
     await app.close();
   }
@@ -112,6 +104,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create the database if missing, apply migrations',
     options: {},
     async run() {
+      const { loadConfig, maintenanceUrl, migrate, requirePostgres } = await runtime();
       const config = loadConfig();
       // The database itself may not exist yet: migrate creates it through the server's own.
       await requirePostgres(maintenanceUrl(config.databaseUrl));
@@ -124,9 +117,9 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create an account and its first API key (printed once); enterprise takes both limits',
     options: { name: str, plan: str, ...limitOptions, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { AccountsService }) => {
         const { account, key } = await get(AccountsService).create(
-          safeName(values),
+          await safeName(values),
           required(values, 'plan') as Plan,
           limits(values),
         );
@@ -142,7 +135,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "change an account's plan (and an enterprise account's limits)",
     options: { account: str, plan: str, ...limitOptions, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { AccountsService }) => {
         const a = await get(AccountsService).setPlan(
           requiredInt(values, 'account'),
           required(values, 'plan') as Plan,
@@ -160,7 +153,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'accounts by id, 100 (or --limit) after --after',
     options: { after: str, limit: str, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { AccountsService }) => {
         const accounts = await get(AccountsService).list(int(values, 'limit') ?? 100, int(values, 'after'));
         const rows = accounts.map((a) => ({
           id: a.id,
@@ -187,7 +180,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'issue an API key for an account (printed once)',
     options: { account: str, name: str, scopes: str, 'expires-at': str, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { ApiKeysService, parseDateTime }) => {
         // A date alone means its midnight UTC; `new Date` would shift an impossible 02-30 to March.
         const at = values['expires-at'];
         const expires =
@@ -196,7 +189,7 @@ const COMMANDS: Record<string, Command> = {
           throw new UsageError('--expires-at must be an RFC 3339 date or date-time naming a real day');
         const scopes = values.scopes;
         const key = await get(ApiKeysService).create(requiredInt(values, 'account'), {
-          name: safeName(values),
+          name: await safeName(values),
           scopes: typeof scopes === 'string' ? (scopes.split(',') as Scope[]) : undefined,
           expiresAt: expires,
         });
@@ -212,7 +205,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "an account's keys, revoked and expired ones too (never a secret or a hash)",
     options: { account: str, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { AccountsService, ApiKeysService }) => {
         const accountId = requiredInt(values, 'account');
         await get(AccountsService).get(accountId);
         const keys = await get(ApiKeysService).listAll(accountId);
@@ -235,7 +228,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'revoke a key at once (every API replica forgets it)',
     options: { account: str, key: str, ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { ApiKeysService }) => {
         await get(ApiKeysService).revoke(requiredInt(values, 'account'), requiredInt(values, 'key'));
         print(values, { revoked: true }, 'key revoked');
       }),
@@ -245,7 +238,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'how many working keys are still in the format issued before tags (rotating one moves it)',
     options: { ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { ApiKeysService }) => {
         const legacyKeys = await get(ApiKeysService).countLegacy();
         print(values, { legacyKeys }, `${legacyKeys} working key(s) in the old format (rotate them to move them)`);
       }),
@@ -255,7 +248,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'encrypt webhook secrets stored in plain text or under an older WEBHOOK_SECRET_KEYS key',
     options: { ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { AppConfig, DataSource, resealWebhookSecrets, WebhookSecretBox }) => {
         const box = new WebhookSecretBox(get(AppConfig).webhookSecretKeys);
         const changed = await resealWebhookSecrets(get(DataSource).manager, box);
         print(values, { resealed: changed }, `${changed} webhook secret(s) resealed`);
@@ -266,7 +259,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "after upgrading, remove the queues' keys of the old layout (petstore:<queue>:*)",
     options: { ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { dropOldKeyLayout, EventQueue, FulfilmentQueue, MessageQueue, REDIS, WebhookQueue }) => {
         // The queues of the release that had the old layout.
         const queues = [MessageQueue, FulfilmentQueue, EventQueue, WebhookQueue];
         const removed = await dropOldKeyLayout(get<RedisClient>(REDIS), queues);
@@ -289,6 +282,7 @@ const COMMANDS: Record<string, Command> = {
       // Ctrl-C ends the stream; the process then exits 0.
       const stop = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+      const { listen } = await runtime();
       await listen(
         {
           apiKey: apiKeyOf(values),
@@ -309,7 +303,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'on an empty database, create a demo account and print its key',
     options: { ...json },
     run: (values) =>
-      withApp(async (get) => {
+      withApp(async (get, { DemoSeeder }) => {
         const seeded = await get(DemoSeeder).seed();
         if (seeded === 'off') print(values, { seeded: false }, 'DEMO_SEED=false: no demo account created');
         else if (seeded)

@@ -18,8 +18,9 @@ import { JOBS, WorkerModule } from './worker.module';
 startOrExit('worker', async () => {
   const config = loadConfig();
   assertKnownQueues(config, JOBS);
-  initTracing(config, 'worker');
-  await requirePortsFree({ WORKER_PORT: config.workerPort });
+  const tracing = initTracing(config, 'worker');
+  rootLogger(config, 'worker').info(tracing.fields, tracing.message);
+  await requirePortsFree({ WORKER_PORT: config.workerPort }, config.bindAddress);
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
   await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);
   const app = await NestFactory.createApplicationContext(WorkerModule, {

@@ -128,6 +128,51 @@ describe('NAME_SEARCH_ACCOUNT_*', () => {
   });
 });
 
+describe('BIND_ADDRESS', () => {
+  it('is unset by default (every interface), and takes an IPv4 or IPv6 address', () => {
+    expect(loadConfig({}).bindAddress).toBeUndefined();
+    expect(loadConfig({ BIND_ADDRESS: '127.0.0.1' }).bindAddress).toBe('127.0.0.1');
+    expect(loadConfig({ BIND_ADDRESS: '::1' }).bindAddress).toBe('::1');
+    expect(loadConfig({ BIND_ADDRESS: '0.0.0.0' }).bindAddress).toBe('0.0.0.0');
+  });
+
+  it.each(['localhost', '10.0.0.0/8', '127.1', '256.0.0.1'])('refuses %s, naming the variable', (value) => {
+    expect(() => loadConfig({ BIND_ADDRESS: value })).toThrow(
+      /^invalid configuration: BIND_ADDRESS: must be an IPv4 or IPv6 address/,
+    );
+  });
+});
+
+describe('OpenTelemetry variables', () => {
+  it('OTEL_RESOURCE_ATTRIBUTES: key=value pairs, percent-decoded; empty by default', () => {
+    expect(loadConfig({}).tracing.resourceAttributes).toEqual({});
+    expect(
+      loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod, team=pets%20%26%20co,k%3Dx=a%2Cb' })
+        .tracing.resourceAttributes,
+    ).toEqual({ 'deployment.environment.name': 'prod', team: 'pets & co', 'k=x': 'a,b' });
+  });
+
+  it('OTEL_RESOURCE_ATTRIBUTES: refuses entries without a key or with bad encoding, by position, never echoing them', () => {
+    expect(() => loadConfig({ OTEL_RESOURCE_ATTRIBUTES: 'a=1,secret,=2,c=%zz' })).toThrow(
+      /^invalid configuration: OTEL_RESOURCE_ATTRIBUTES: must be a comma-separated list of key=value, percent-encoded \(entries not understood: 2, 3, 4\)$/,
+    );
+  });
+
+  it('OTEL_TRACES_SAMPLER: parentbased_always_on by default; parentbased_traceidratio when only the ratio is set', () => {
+    expect(loadConfig({}).tracing.sampling).toEqual({ sampler: 'parentbased_always_on', ratio: 1 });
+    expect(loadConfig({ OTEL_TRACES_SAMPLER_ARG: '0.25' }).tracing.sampling).toEqual({
+      sampler: 'parentbased_traceidratio',
+      ratio: 0.25,
+    });
+    expect(loadConfig({ OTEL_TRACES_SAMPLER: 'always_off' }).tracing.sampling).toEqual({
+      sampler: 'always_off',
+      ratio: 1,
+    });
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+  });
+});
+
 describe('TRUST_PROXY', () => {
   it('trusts no proxy by default, one hop for true, N hops for a number', () => {
     expect(loadConfig({}).trustProxy).toBe(0);

@@ -98,6 +98,63 @@ function redisNamespaceOf({ namespace, databaseUrl }: { namespace?: string; data
   return name.slice(0, 64) || 'petstore';
 }
 
+export const TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TracesSampler = (typeof TRACES_SAMPLERS)[number];
+
+const tracingSamplerVariables = {
+  sampler: variable('OTEL_TRACES_SAMPLER', z.enum(TRACES_SAMPLERS).optional()),
+  // Read by the traceidratio samplers only (as the specification says).
+  ratio: variable('OTEL_TRACES_SAMPLER_ARG', z.coerce.number().min(0).max(1).optional()),
+};
+
+/**
+ * Unset: parentbased_always_on, or parentbased_traceidratio when only OTEL_TRACES_SAMPLER_ARG is set
+ * (what that variable alone always meant here).
+ */
+function samplerOf({ sampler, ratio }: { sampler?: TracesSampler; ratio?: number }): {
+  sampler: TracesSampler;
+  ratio: number;
+} {
+  return {
+    sampler: sampler ?? (ratio === undefined ? 'parentbased_always_on' : 'parentbased_traceidratio'),
+    ratio: ratio ?? 1,
+  };
+}
+
+/** `key=value,key=value`, each part percent-decoded (the OpenTelemetry resource SDK's format). */
+function resourceAttributesOf(text: string | undefined, ctx: z.RefinementCtx): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  const bad: number[] = [];
+  (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .forEach((entry, i) => {
+      if (!entry) return;
+      const at = entry.indexOf('=');
+      try {
+        const key = decodeURIComponent(entry.slice(0, at).trim());
+        if (at <= 0 || !key) throw new Error();
+        attributes[key] = decodeURIComponent(entry.slice(at + 1).trim());
+      } catch {
+        bad.push(i + 1);
+      }
+    });
+  // Never echoed: a value may be private.
+  if (bad.length)
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a comma-separated list of key=value, percent-encoded (entries not understood: ${bad.join(', ')})`,
+    });
+  return attributes;
+}
+
 // Every variable the service reads, where it lands in AppConfig; loadConfig is the only reader of process.env.
 const spec = {
   nodeEnv: variable('NODE_ENV', z.enum(['development', 'production', 'test']).default('development')),
@@ -105,6 +162,17 @@ const spec = {
   workerPort: variable('WORKER_PORT', port.default(3001)),
   // The API's /metrics, off the public port (Prometheus's registered default for exporters).
   metricsPort: variable('METRICS_PORT', port.default(9464)),
+  // PORT, METRICS_PORT and WORKER_PORT listen on this address only; unset, on every interface.
+  bindAddress: variable(
+    'BIND_ADDRESS',
+    z
+      .string()
+      .refine(
+        (v) => ipaddr.IPv4.isValidFourPartDecimal(v) || ipaddr.IPv6.isValid(v),
+        'must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)',
+      )
+      .optional(),
+  ),
   databaseUrl,
   databasePoolSize: variable('DATABASE_POOL_SIZE', positiveInt.default(20)),
   // A worker waits on Redis and webhook receivers far more than on Postgres.
@@ -250,12 +318,16 @@ const spec = {
     'QUEUE_DASHBOARD_TOKEN',
     z.string().min(24, 'must be at least 24 characters').optional(),
   ),
-  /** `endpoint` undefined: tracing off. `serviceName` undefined: petstore-<app>. */
+  /**
+   * The standard OpenTelemetry variables. `endpoint` undefined: tracing off. `serviceName` undefined:
+   * OTEL_RESOURCE_ATTRIBUTES's service.name, else petstore-<app>.
+   */
   tracing: {
     endpoint: variable('OTEL_EXPORTER_OTLP_ENDPOINT', z.url().optional()),
     serviceName: variable('OTEL_SERVICE_NAME', z.string().optional()),
+    resourceAttributes: variable('OTEL_RESOURCE_ATTRIBUTES', z.string().optional().transform(resourceAttributesOf)),
     exportDelayMs: variable('OTEL_BSP_SCHEDULE_DELAY', positiveInt.default(5_000)),
-    sampleRatio: variable('OTEL_TRACES_SAMPLER_ARG', z.coerce.number().min(0).max(1).default(1)),
+    sampling: derived(tracingSamplerVariables, samplerOf),
   },
   webhookSecretKeys: variable(
     'WEBHOOK_SECRET_KEYS',

@@ -1,5 +1,5 @@
 import { createServer, Server } from 'node:net';
-import { requirePortsFree } from './start-up';
+import { listenOn, requirePortsFree } from './start-up';
 
 const listening = async (port = 0): Promise<Server> => {
   const server = createServer();
@@ -27,5 +27,21 @@ describe('requirePortsFree', () => {
     await closed(probe);
     await requirePortsFree({ PORT: port });
     await closed(await listening(port));
+  });
+});
+
+describe('listenOn', () => {
+  it('listens on the address given (BIND_ADDRESS), and names it when it cannot', async () => {
+    const server = createServer();
+    await listenOn(server, 'PORT', 0, '127.0.0.1');
+    try {
+      expect((server.address() as { address: string }).address).toBe('127.0.0.1');
+    } finally {
+      await closed(server);
+    }
+    // TEST-NET-3: an address no interface here has.
+    await expect(listenOn(createServer(), 'PORT', 0, '203.0.113.1')).rejects.toThrow(
+      /^cannot listen on PORT 0 at 203\.0\.113\.1 \(BIND_ADDRESS\): .*EADDRNOTAVAIL/,
+    );
   });
 });

@@ -69,11 +69,17 @@ export async function requireRedis(target: RedisTarget): Promise<void> {
   if (problem) throw new StartUpError(`Redis at ${at} (${variable}) ${problem}`);
 }
 
-/** Listens on `port` (0: one the system picks); the one wording of a port that cannot be listened on. */
-export function listenOn(server: Server, variable: string, port: number): Promise<void> {
+/**
+ * Listens on `port` (0: one the system picks) at `host` (undefined: every interface, BIND_ADDRESS
+ * unset); the one wording of a port that cannot be listened on.
+ */
+export function listenOn(server: Server, variable: string, port: number, host?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(new StartUpError(`cannot listen on ${variable} ${port}: ${err.message}`)));
-    server.listen(port, resolve);
+    const at = host === undefined ? '' : ` at ${host} (BIND_ADDRESS)`;
+    server.once('error', (err) =>
+      reject(new StartUpError(`cannot listen on ${variable} ${port}${at}: ${err.message}`)),
+    );
+    server.listen(port, host, resolve);
   });
 }
 
@@ -81,11 +87,11 @@ export function listenOn(server: Server, variable: string, port: number): Promis
  * A port another process holds is named before anything is connected or built: a boot takes
  * seconds, the probe a millisecond. The real listen still reports a port lost in between.
  */
-export async function requirePortsFree(ports: Record<string, number>): Promise<void> {
+export async function requirePortsFree(ports: Record<string, number>, host?: string): Promise<void> {
   for (const [variable, port] of Object.entries(ports)) {
     if (port === 0) continue;
     const probe = createServer();
-    await listenOn(probe, variable, port);
+    await listenOn(probe, variable, port, host);
     await new Promise((resolve) => probe.close(resolve));
   }
 }

@@ -34,6 +34,10 @@ describe('tracing with no OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   beforeAll(() => initTracing(loadConfig({}), 'api'));
 
   it('loads no OpenTelemetry module and reports itself off', () => {
+    expect(initTracing(loadConfig({}), 'api')).toEqual({
+      message: 'tracing off: OTEL_EXPORTER_OTLP_ENDPOINT is not set',
+      fields: {},
+    });
     expect(tracingEnabled()).toBe(false);
     expect(currentTraceparent()).toBeUndefined();
   });

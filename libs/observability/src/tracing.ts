@@ -2,6 +2,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@app/config';
+import { packageVersion } from './package-version';
 
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and then nothing of OpenTelemetry is loaded.
 // Context crosses the queue as a `traceparent` stored with the durable record (relay, sweep).
@@ -23,33 +24,79 @@ interface Tracing {
 }
 
 let tracing: Tracing | undefined;
+let status: TracingStatus | undefined;
 
-/** Call it once per process, first thing in main. */
-export function initTracing(config: AppConfig, app: string): void {
-  const { endpoint, serviceName, exportDelayMs, sampleRatio } = config.tracing;
-  if (!endpoint || tracing) return;
+/** What initTracing did, for the one start-up line saying where spans go (main.ts logs it). */
+export interface TracingStatus {
+  message: string;
+  fields: Record<string, string | number>;
+}
+
+type Samplers = Pick<
+  typeof import('@opentelemetry/sdk-trace'),
+  'AlwaysOffSampler' | 'AlwaysOnSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'
+>;
+
+/** OTEL_TRACES_SAMPLER's six values, as the OpenTelemetry specification defines them. */
+export function samplerFor(
+  { sampler, ratio }: AppConfig['tracing']['sampling'],
+  sdk: Samplers,
+): import('@opentelemetry/sdk-trace').Sampler {
+  const root = sampler.endsWith('always_on')
+    ? new sdk.AlwaysOnSampler()
+    : sampler.endsWith('always_off')
+      ? new sdk.AlwaysOffSampler()
+      : new sdk.TraceIdRatioBasedSampler(ratio);
+  return sampler.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root;
+}
+
+/** Where the collector is, without the user and password a URL may carry. */
+function tracesUrl(endpoint: string): string {
+  const url = new URL('v1/traces', endpoint.replace(/\/?$/, '/'));
+  url.username = '';
+  url.password = '';
+  return url.href;
+}
+
+/** Call it once per process, first thing in main; log what it returns. */
+export function initTracing(config: AppConfig, app: string): TracingStatus {
+  const { endpoint, serviceName, resourceAttributes, exportDelayMs, sampling } = config.tracing;
+  if (status) return status;
+  if (!endpoint) return (status = { message: 'tracing off: OTEL_EXPORTER_OTLP_ENDPOINT is not set', fields: {} });
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
   const api = require('@opentelemetry/api') as typeof OtelApi;
   const { AsyncLocalStorageContextManager } =
     require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } =
-    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const sdk = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   /* eslint-enable @typescript-eslint/no-require-imports */
 
-  const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', endpoint.replace(/\/?$/, '/')).href });
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName ?? `petstore-${app}` }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: exportDelayMs })],
+  const url = new URL('v1/traces', endpoint.replace(/\/?$/, '/')).href;
+  const exporter = new OTLPTraceExporter({ url });
+  // OTEL_SERVICE_NAME wins over OTEL_RESOURCE_ATTRIBUTES's service.name, as the specification says.
+  const service = serviceName ?? resourceAttributes['service.name'] ?? `petstore-${app}`;
+  const version = packageVersion();
+  const provider = new sdk.TracerProvider({
+    resource: resourceFromAttributes({
+      'service.version': version,
+      ...resourceAttributes,
+      'service.name': service,
+    }),
+    sampler: samplerFor(sampling, sdk),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter, scheduledDelayMillis: exportDelayMs })],
   });
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   api.trace.setGlobalTracerProvider(provider);
-  tracing = { api, tracer: provider.getTracer('petstore'), flush: () => provider.forceFlush() };
+  tracing = { api, tracer: provider.getTracer('petstore', version), flush: () => provider.forceFlush() };
+  const { sampler, ratio } = sampling;
+  return (status = {
+    message: `tracing: spans go to ${tracesUrl(endpoint)}`,
+    fields: { service, version, sampler, ...(sampler.endsWith('traceidratio') && { ratio }) },
+  });
 }
 
 export function tracingEnabled(): boolean {

@@ -1,6 +1,6 @@
 // Every operation's parameters, body and answer, read from the generated `paths` of openapi.json, so
 // `call()` and `list()` accept exactly what the document allows and return what it answers.
-import type { components, paths } from './generated/openapi';
+import type { components, paths } from '#openapi';
 import type { NewOrder, NewPet, RotateApiKey } from './schema';
 import type { WebAbortSignal } from './web-types';
 

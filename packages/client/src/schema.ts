@@ -1,6 +1,6 @@
 // The models of the committed OpenAPI document (openapi-typescript output of openapi.json), so
 // the SDK's types change with the document and a breaking change fails its compilation.
-import type { components } from './generated/openapi';
+import type { components } from '#openapi';
 import type { QueryOf } from './operation-types';
 
 type Schemas = components['schemas'];

@@ -33,8 +33,8 @@ export class MetricsServerService implements OnApplicationBootstrap, OnApplicati
         );
       else res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
     });
-    await listenOn(this.server, 'METRICS_PORT', this.config.metricsPort);
-    this.logger.log({ port: this.port() }, 'metrics server listening');
+    await listenOn(this.server, 'METRICS_PORT', this.config.metricsPort, this.config.bindAddress);
+    this.logger.log({ port: this.port(), address: this.config.bindAddress }, 'metrics server listening');
   }
 
   /** METRICS_PORT=0 picks a free one. */

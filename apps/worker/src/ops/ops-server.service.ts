@@ -30,8 +30,8 @@ export class OpsServerService implements OnApplicationBootstrap, OnApplicationSh
         res.writeHead(status, { 'Content-Type': type }).end(body);
       });
     });
-    await listenOn(this.server, 'WORKER_PORT', this.config.workerPort);
-    this.logger.log({ port: this.port() }, 'worker ops server listening');
+    await listenOn(this.server, 'WORKER_PORT', this.config.workerPort, this.config.bindAddress);
+    this.logger.log({ port: this.port(), address: this.config.bindAddress }, 'worker ops server listening');
   }
 
   port(): number {
