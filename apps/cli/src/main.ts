@@ -86,7 +86,8 @@ type Get = <S>(token: (new (...a: never[]) => S) | symbol) => S;
 async function withApp<T>(fn: (get: Get) => Promise<T>): Promise<T> {
   // One line naming DATABASE_URL instead of TypeORM's retries; Nest prints nothing itself and
   // hands any failure to the one-line report at the bottom (abortOnError).
-  await requirePostgres(loadConfig().databaseUrl);
+  const config = loadConfig();
+  await requirePostgres(config.databaseUrl, config.databaseHosts);
   const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
     return await fn((t) => app.get(t));
@@ -103,7 +104,7 @@ const COMMANDS: Record<string, Command> = {
     async run() {
       const config = loadConfig();
       // The database itself may not exist yet: migrate creates it through the server's own.
-      await requirePostgres(maintenanceUrl(config.databaseUrl));
+      await requirePostgres(maintenanceUrl(config.databaseUrl), config.databaseHosts);
       const applied = await migrate(config);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     },

@@ -21,7 +21,7 @@ startOrExit('worker', async () => {
   initTracing(config, 'worker');
   await requirePortsFree({ WORKER_PORT: config.workerPort });
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
-  await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);
+  await Promise.all([requirePostgres(config.databaseUrl, config.databaseHosts), requireRedis(config)]);
   const app = await NestFactory.createApplicationContext(WorkerModule, {
     logger: new PinoNestLogger(rootLogger(config, 'worker')),
     abortOnError: false,
