@@ -26,6 +26,7 @@ const MODELS = {
   'autoscaling/v2': autoscaling,
   'keda.sh/v1alpha1': keda,
   'monitoring.coreos.com/v1': monitoring,
+  'postgresql.cnpg.io/v1': { Cluster: cnpgCluster() },
 };
 // Fail on anything else rather than render it wrong.
 const SUPPORTED = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'images', 'patches']);
@@ -98,6 +99,48 @@ export function render(dir) {
     return { file, object: o };
   });
   return objects;
+}
+
+/**
+ * CloudNativePG publishes no kubernetes-models package: its Cluster is checked against the fields the
+ * overlays set (CRD postgresql.cnpg.io/v1 Cluster, operator 1.24+ for spec.postgresql.synchronous), and
+ * anything else in spec is refused rather than passed unread.
+ */
+function cnpgCluster() {
+  const SPEC = new Set(['instances', 'postgresql', 'bootstrap', 'storage', 'affinity']);
+  const int = (v, min) => Number.isInteger(v) && v >= min;
+  const str = (v) => typeof v === 'string' && v.length > 0;
+  return class {
+    constructor(object) {
+      this.object = object;
+    }
+    validate() {
+      const { metadata, spec } = this.object;
+      const problems = [];
+      if (!str(metadata?.name) || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(metadata.name))
+        problems.push('metadata.name');
+      for (const key of Object.keys(spec ?? {})) if (!SPEC.has(key)) problems.push(`spec.${key}: not checked here`);
+      if (!int(spec?.instances, 1)) problems.push('spec.instances: an integer >= 1');
+      const sync = spec?.postgresql?.synchronous;
+      if (sync) {
+        if (!['any', 'first'].includes(sync.method)) problems.push('spec.postgresql.synchronous.method: any or first');
+        if (!int(sync.number, 1) || sync.number >= spec.instances)
+          problems.push('spec.postgresql.synchronous.number: 1 to instances - 1');
+        if (sync.dataDurability !== undefined && !['required', 'preferred'].includes(sync.dataDurability))
+          problems.push('spec.postgresql.synchronous.dataDurability: required or preferred');
+      }
+      for (const [k, v] of Object.entries(spec?.postgresql?.parameters ?? {}))
+        if (typeof v !== 'string') problems.push(`spec.postgresql.parameters.${k}: a string`);
+      const initdb = spec?.bootstrap?.initdb;
+      if (initdb && (!str(initdb.database) || !str(initdb.owner)))
+        problems.push('spec.bootstrap.initdb: database and owner');
+      if (!/^\d+(Mi|Gi|Ti)$/.test(String(spec?.storage?.size))) problems.push('spec.storage.size: a quantity');
+      const affinity = spec?.affinity;
+      if (affinity && !['required', 'preferred', undefined].includes(affinity.podAntiAffinityType))
+        problems.push('spec.affinity.podAntiAffinityType: required or preferred');
+      if (problems.length) throw new Error(problems.join('; '));
+    }
+  };
 }
 
 function validate(target) {

@@ -61,7 +61,14 @@ describe.each(OVERLAYS)('Kubernetes overlay %s', (target) => {
       const base = named(rendered.base, 'Deployment', d.metadata.name);
       for (const [i, c] of pod(d).containers.entries()) {
         const b = pod(base).containers[i];
-        expect([c.name, c.command, c.readinessProbe, c.env]).toEqual([b.name, b.command, b.readinessProbe, b.env]);
+        // prod takes DATABASE_URL from its CloudNativePG Cluster (checked below); every other variable is the base's.
+        const env = (e: any[]) => e.filter((v) => target !== 'overlays/prod' || v.name !== 'DATABASE_URL');
+        expect([c.name, c.command, c.readinessProbe, env(c.env)]).toEqual([
+          b.name,
+          b.command,
+          b.readinessProbe,
+          env(b.env),
+        ]);
       }
     }
   });
@@ -209,5 +216,32 @@ describe('Kubernetes overlay overlays/prod: Prometheus Operator', () => {
 
   it('leaves the Prometheus Operator out of dev, whose cluster may not have its CRDs', () => {
     expect(rendered['overlays/dev'].filter((o) => o.apiVersion.startsWith('monitoring.coreos.com/'))).toEqual([]);
+  });
+});
+
+describe('Kubernetes overlay overlays/prod: CloudNativePG', () => {
+  const objects = rendered['overlays/prod'];
+  const cluster = named(objects, 'Cluster', 'petstore-db');
+
+  it('runs Postgres as a CloudNativePG Cluster of 3 instances with a synchronous standby', () => {
+    expect(cluster.apiVersion).toBe('postgresql.cnpg.io/v1');
+    expect(cluster.spec.instances).toBe(3);
+    expect(cluster.spec.postgresql.synchronous).toMatchObject({ method: 'any', number: 1, dataDurability: 'required' });
+    // Room for every pool at the autoscalers' maxima (the connection budget above counts the same pools).
+    expect(Number(cluster.spec.postgresql.parameters.max_connections)).toBeGreaterThan(100);
+  });
+
+  it("points every process, the migrate step included, at the Cluster's -rw Service (the operator's app Secret)", () => {
+    for (const d of ofKind(objects, 'Deployment')) {
+      for (const c of [...(pod(d).initContainers ?? []), ...pod(d).containers]) {
+        const env = c.env.find((e: any) => e.name === 'DATABASE_URL');
+        // The Secret CloudNativePG writes: its `uri` names <cluster>-rw, the Service that follows the primary.
+        expect(env.valueFrom.secretKeyRef).toEqual({ name: `${cluster.metadata.name}-app`, key: 'uri' });
+      }
+    }
+  });
+
+  it('leaves the operator out of dev', () => {
+    expect(rendered['overlays/dev'].filter((o) => o.apiVersion.startsWith('postgresql.cnpg.io/'))).toEqual([]);
   });
 });

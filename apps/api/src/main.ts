@@ -24,7 +24,7 @@ startOrExit('api', async () => {
   rootLogger(config, 'api').info(tracing.fields, tracing.message);
   await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort }, config.bindAddress);
   // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
-  await requirePostgres(config.databaseUrl);
+  await requirePostgres(config.databaseUrl, config.databaseHosts);
   // Nothing printed by Nest's console logger, and a start-up error comes back here (abortOnError).
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,

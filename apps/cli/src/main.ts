@@ -89,7 +89,8 @@ async function withApp<T>(fn: (get: Get, r: Runtime) => Promise<T>): Promise<T> 
   const { CliModule, loadConfig, NestFactory, requirePostgres } = r;
   // One line naming DATABASE_URL instead of TypeORM's retries; Nest prints nothing itself and
   // hands any failure to the one-line report at the bottom (abortOnError).
-  await requirePostgres(loadConfig().databaseUrl);
+  const config = loadConfig();
+  await requirePostgres(config.databaseUrl, config.databaseHosts);
   const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
     return await fn((t) => app.get(t), r);
@@ -107,7 +108,7 @@ const COMMANDS: Record<string, Command> = {
       const { loadConfig, maintenanceUrl, migrate, requirePostgres } = await runtime();
       const config = loadConfig();
       // The database itself may not exist yet: migrate creates it through the server's own.
-      await requirePostgres(maintenanceUrl(config.databaseUrl));
+      await requirePostgres(maintenanceUrl(config.databaseUrl), config.databaseHosts);
       const applied = await migrate(config);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     },

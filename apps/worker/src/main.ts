@@ -22,7 +22,7 @@ startOrExit('worker', async () => {
   rootLogger(config, 'worker').info(tracing.fields, tracing.message);
   await requirePortsFree({ WORKER_PORT: config.workerPort }, config.bindAddress);
   // A worker does nothing without both: say so in one line and let the orchestrator retry.
-  await Promise.all([requirePostgres(config.databaseUrl), requireRedis(config)]);
+  await Promise.all([requirePostgres(config.databaseUrl, config.databaseHosts), requireRedis(config)]);
   const app = await NestFactory.createApplicationContext(WorkerModule, {
     logger: new PinoNestLogger(rootLogger(config, 'worker')),
     abortOnError: false,

@@ -280,6 +280,42 @@ describe('.env in the working directory', () => {
   });
 });
 
+describe('DATABASE_URL', () => {
+  it('names one server as it always did', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u:p@db:6432/shop?sslmode=require' });
+    expect(config.databaseUrl).toBe('postgres://u:p@db:6432/shop?sslmode=require');
+    expect(config.databaseHosts).toEqual([{ host: 'db', port: 6432 }]);
+    expect(loadConfig({}).databaseHosts).toEqual([{ host: '127.0.0.1', port: 5432 }]);
+  });
+
+  it("takes libpq's several hosts with target_session_attrs=read-write, as pg_autoctl show uri prints them", () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u:p@pg-a:5432,pg-b,[::1]:5433/shop?target_session_attrs=read-write&sslmode=prefer',
+    });
+    expect(config.databaseHosts).toEqual([
+      { host: 'pg-a', port: 5432 },
+      { host: 'pg-b', port: 5432 },
+      { host: '::1', port: 5433 },
+    ]);
+    // What node-postgres reads: one server, without the attribute it does not know.
+    expect(config.databaseUrl).toBe('postgres://u:p@pg-a:5432/shop?sslmode=prefer');
+    expect(config.redisNamespace).toBe('shop');
+  });
+
+  it('refuses several hosts without read-write, or a malformed list, naming the variable but not the value', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:secret@a:1,b:2/db' })).toThrow(
+      /DATABASE_URL: with several hosts, must say target_session_attrs=read-write/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:secret@a:1,b:2/db?target_session_attrs=any' })).not.toThrow(
+      /secret/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@a:1,b:x/db?target_session_attrs=read-write' })).toThrow(
+      /DATABASE_URL: must list its hosts/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u@a/db' })).toThrow(/DATABASE_URL: must be a postgres:\/\/ URL/);
+  });
+});
+
 describe('REDIS_NAMESPACE', () => {
   it("defaults to the database's name, so two deployments on one Redis differ", () => {
     expect(loadConfig({}).redisNamespace).toBe('petstore');

@@ -76,25 +76,74 @@ const redisClusterVariables = {
   tls: variable('REDIS_TLS', bool.default(false)),
 };
 
+/** One Postgres server of DATABASE_URL. */
+export interface DatabaseHost {
+  host: string;
+  port: number;
+}
+
+/** DATABASE_URL read: `url` names one server (the first), `hosts` every one (more than one: follow the primary). */
+export interface DatabaseTarget {
+  url: string;
+  hosts: DatabaseHost[];
+}
+
+const POSTGRES_URL = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/s;
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/;
+
+/**
+ * One host (`postgres://u@db:5432/petstore`, used as it is), or libpq's list of hosts with
+ * `target_session_attrs=read-write` (or `primary`), as `pg_autoctl show uri` prints it:
+ * `postgres://u@h1:5432,h2:5432/petstore?target_session_attrs=read-write`. node-postgres reads one
+ * host: for a list, `url` names the first (without the attribute) and libs/database connects to
+ * whichever of `hosts` takes writes now.
+ */
+function databaseTargetOf(text: string, ctx: z.RefinementCtx): DatabaseTarget {
+  const fail = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  const [, scheme, user = '', authority = '', rest = ''] = POSTGRES_URL.exec(text) ?? [];
+  if (!scheme) return fail('must be a postgres:// URL');
+  const hosts = authority.split(',').map((entry) => HOST_PORT.exec(entry));
+  if (hosts.length === 1) {
+    if (!URL.canParse(text)) return fail('must be a postgres:// URL');
+    const url = new URL(text);
+    return { url: text, hosts: [{ host: url.hostname, port: Number(url.port || 5432) }] };
+  }
+  if (hosts.some((h) => !h || Number(h[2] ?? 5432) > 65535)) return fail('must list its hosts as host:port,host:port');
+  const first = `${scheme}${user}${authority.split(',')[0]}${rest}`;
+  if (!URL.canParse(first)) return fail('must be a postgres:// URL');
+  const url = new URL(first);
+  const attrs = url.searchParams.get('target_session_attrs');
+  if (attrs !== 'read-write' && attrs !== 'primary')
+    return fail('with several hosts, must say target_session_attrs=read-write (the service writes)');
+  url.searchParams.delete('target_session_attrs');
+  return {
+    url: url.toString(),
+    hosts: hosts.map((h) => ({ host: h![1].replace(/^\[|\]$/g, ''), port: Number(h![2] ?? 5432) })),
+  };
+}
+
 const databaseUrl = variable(
   'DATABASE_URL',
-  z
-    .url()
-    .refine((u) => /^postgres(ql)?:\/\//.test(u), 'must be a postgres:// URL')
-    .default('postgres://postgres@127.0.0.1:5432/petstore'),
+  z.string().default('postgres://postgres@127.0.0.1:5432/petstore').transform(databaseTargetOf),
 );
 
 // Pub/sub ignores the db index and a cluster has only db 0: deployments sharing a Redis are told apart by this.
 const REDIS_NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
 const redisNamespaceVariables = {
-  namespace: variable('REDIS_NAMESPACE', z.string().regex(REDIS_NAMESPACE, 'must be 1-64 of [A-Za-z0-9_.-]').optional()),
+  namespace: variable(
+    'REDIS_NAMESPACE',
+    z.string().regex(REDIS_NAMESPACE, 'must be 1-64 of [A-Za-z0-9_.-]').optional(),
+  ),
   databaseUrl,
 };
 
 /** REDIS_NAMESPACE, or the database's name: two deployments never share a database, so they differ by default. */
-function redisNamespaceOf({ namespace, databaseUrl }: { namespace?: string; databaseUrl: string }): string {
+function redisNamespaceOf({ namespace, databaseUrl }: { namespace?: string; databaseUrl: DatabaseTarget }): string {
   if (namespace) return namespace;
-  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)).replace(/[^A-Za-z0-9_.-]/g, '_');
+  const name = decodeURIComponent(new URL(databaseUrl.url).pathname.slice(1)).replace(/[^A-Za-z0-9_.-]/g, '_');
   return name.slice(0, 64) || 'petstore';
 }
 
@@ -173,7 +222,10 @@ const spec = {
       )
       .optional(),
   ),
-  databaseUrl,
+  /** The first (or only) server of DATABASE_URL, as one URL. */
+  databaseUrl: derived({ target: databaseUrl }, ({ target }) => target.url),
+  /** Every server of DATABASE_URL: more than one, and the pools connect to whichever takes writes now. */
+  databaseHosts: derived({ target: databaseUrl }, ({ target }) => target.hosts),
   databasePoolSize: variable('DATABASE_POOL_SIZE', positiveInt.default(20)),
   // A worker waits on Redis and webhook receivers far more than on Postgres.
   workerDatabasePoolSize: variable('WORKER_DATABASE_POOL_SIZE', positiveInt.default(5)),

@@ -3,6 +3,7 @@ import { DataSourceOptions } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { MIGRATIONS } from './migrations';
 import { withBcTimestamps } from './bc-timestamps';
+import { PrimaryLocator } from './primary-locator';
 
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
@@ -23,6 +24,7 @@ export function dataSourceOptions(
   role: PoolRole | { poolSize: number } = 'api',
   url = config.databaseUrl,
 ): DataSourceOptions {
+  const connectionTimeoutMillis = role === 'worker' ? config.databaseStatementTimeoutMs : 2_000;
   return {
     type: 'postgres',
     url,
@@ -36,10 +38,14 @@ export function dataSourceOptions(
       max: typeof role === 'string' ? POOL_SIZE[role](config) : role.poolSize,
       // Fail fast when Postgres is down so the API can answer 503 instead of hanging. A worker
       // has few connections for many handlers: it waits its turn rather than fail the job.
-      connectionTimeoutMillis: role === 'worker' ? config.databaseStatementTimeoutMs : 2_000,
+      connectionTimeoutMillis,
       // A transaction-mode pooler rejects start-up parameters: runTransaction sets it per transaction.
       ...(config.databaseTransactionPooler ? {} : { statement_timeout: config.databaseStatementTimeoutMs }),
       application_name: 'petstore',
+      // Several servers in DATABASE_URL: each new connection goes to the one taking writes now. One server: pg's own Client.
+      ...(url === config.databaseUrl && config.databaseHosts.length > 1
+        ? { Client: PrimaryLocator.for(url, config.databaseHosts).Client }
+        : {}),
     },
   };
 }

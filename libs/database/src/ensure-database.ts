@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '@app/config';
+import { AppConfig, DatabaseHost } from '@app/config';
 import { dataSourceOptions } from './data-source-options';
+import { PrimaryLocator } from './primary-locator';
 
 /** The server's maintenance database, which always exists. */
 export function maintenanceUrl(databaseUrl: string): string {
@@ -10,10 +11,17 @@ export function maintenanceUrl(databaseUrl: string): string {
   return url.toString();
 }
 
-export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
+/** A client of `url`'s server, or with several `hosts`, of the one taking writes now (CREATE DATABASE needs it). */
+export function clientOf(url: string, hosts: DatabaseHost[] = [], connectionTimeoutMillis?: number): Client {
+  const Class = hosts.length > 1 ? PrimaryLocator.for(url, hosts).Client : Client;
+  return new Class({ connectionString: url, connectionTimeoutMillis });
+}
+
+/** `hosts`: DATABASE_URL's servers (config.databaseHosts), when it names more than one. */
+export async function ensureDatabase(databaseUrl: string, hosts: DatabaseHost[] = []): Promise<boolean> {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ''));
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error('DATABASE_URL names an unsupported database name');
-  const client = new Client({ connectionString: maintenanceUrl(databaseUrl) });
+  const client = clientOf(maintenanceUrl(databaseUrl), hosts);
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -42,7 +50,7 @@ async function takeMigrationLock(ds: DataSource): Promise<void> {
 }
 
 export async function migrate(config: AppConfig): Promise<string[]> {
-  await ensureDatabase(config.databaseUrl);
+  await ensureDatabase(config.databaseUrl, config.databaseHosts);
   // One connection: the advisory lock below belongs to its session, and so does every migration.
   const ds = new DataSource(dataSourceOptions(config, { poolSize: 1 }));
   await ds.initialize();

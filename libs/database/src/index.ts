@@ -13,3 +13,4 @@ export * from './schema-exceptions';
 export * from './postgres-errors';
 export * from './partitions';
 export * from './read-replicas';
+export * from './primary-locator';

@@ -3,9 +3,11 @@ import type { Response } from 'express';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 
-// Connection failures, shutdown, too many connections; a statement cancelled by its timeout (57014) or a lock
-// wait over lock_timeout (55P03): an overloaded database, which a retry later may find free.
-const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300|57014|55P03)/;
+// Connection failures (08: 08001 also when no server takes writes, libs/database PrimaryLocator), shutdown and
+// start-up (57P01-57P03: a failover's demoted or promoted server), too many connections; a write on a server
+// that became a standby (25006 read_only_sql_transaction); a statement cancelled by its timeout (57014) or a
+// lock wait over lock_timeout (55P03): a database failing over or overloaded, which a retry later may find free.
+const PG_UNAVAILABLE = /^(08|57P0[1-3]|53300|57014|55P03|25006)/;
 const NET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 export function isUnavailableError(err: unknown): boolean {

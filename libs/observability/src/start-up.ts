@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:net';
-import { Client } from 'pg';
+import type { DatabaseHost } from '@app/config';
+import { clientOf } from '@app/database';
 import { connectRedis, RedisTarget, redisServes } from '@app/redis';
 import { within } from './within';
 
@@ -18,16 +19,21 @@ function reason(err: unknown): string {
   return (e.message || e.code || String(err)).replace(/\s+/g, ' ');
 }
 
-// The URL is never printed: it may carry a password.
-export async function requirePostgres(databaseUrl: string): Promise<void> {
-  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+// The URL is never printed: it may carry a password. `hosts`: DATABASE_URL's servers when it names several
+// (config.databaseHosts): one of them must take writes.
+export async function requirePostgres(databaseUrl: string, hosts: DatabaseHost[] = []): Promise<void> {
+  const client = clientOf(databaseUrl, hosts, CONNECT_TIMEOUT_MS);
   // A server that drops the connection after accepting it emits 'error' besides the rejection.
   client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
-    throw new StartUpError(`Postgres at ${where(databaseUrl, 5432)} (DATABASE_URL) unreachable: ${reason(err)}`);
+    const at =
+      hosts.length > 1
+        ? `taking writes among ${hosts.map((h) => `${h.host}:${h.port}`).join(',')}`
+        : `at ${where(databaseUrl, 5432)}`;
+    throw new StartUpError(`Postgres ${at} (DATABASE_URL) unreachable: ${reason(err)}`);
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -6,6 +6,8 @@ export interface Sample {
   status: number | string;
   code?: string;
   retryAfter?: string | null;
+  /** The `id` of what a 2xx answer created or named (a 202's message), to follow it afterwards. */
+  id?: string;
 }
 
 export interface LoadOptions {
@@ -56,13 +58,16 @@ export function startLoad(opts: LoadOptions): RunningLoad {
         });
         const text = await res.text();
         let code: string | undefined;
+        let id: string | undefined;
         if (res.status >= 400) code = (JSON.parse(text) as { code?: string }).code;
+        else if (res.status === 201 || res.status === 202) id = String((JSON.parse(text) as { id?: unknown }).id);
         samples.push({
           at,
           ms: Date.now() - t0 - at,
           status: res.status,
           code,
           retryAfter: res.headers.get('retry-after'),
+          ...(id === undefined ? {} : { id }),
         });
       } catch (err) {
         samples.push({ at, ms: Date.now() - t0 - at, status: failure(err) });
