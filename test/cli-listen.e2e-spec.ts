@@ -120,8 +120,10 @@ describe('npx petstore listen', () => {
     listeners.push(listener);
     await listener.line(1);
     await streamsOpen(1);
+    // Listened for first: the stream may end before the DELETE's answer arrives.
+    const exited = once(listener.child, 'exit');
     expect((await admin.delete(`/v1/keys/${key.id}`)).status).toBe(204);
-    const [code] = await once(listener.child, 'exit');
+    const [code] = await exited;
     expect(code).toBe(1);
     expect(listener.errors.join('')).toMatch(/^error: The API key was revoked/m);
   });
