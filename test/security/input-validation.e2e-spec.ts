@@ -1,5 +1,4 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { cli } from '../support/cli';
 import { createAccount, RunningApi, startApiWithAccount } from '../support/test-apps';
 import { HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
@@ -8,14 +7,6 @@ import { expectErrorBody } from '../support/expect-error';
  * `ids=` refuses values above 2^53 - 1 (rounded, they name another id), impossible dates (02-30)
  * are refused rather than shifted to March, and names refuse control, bidi and zero-width characters.
  */
-const exec = promisify(execFile);
-/** The operator CLI from its sources (no build needed), on the test database. */
-const cli = (...args: string[]) =>
-  exec(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/cli/src/main.ts', ...args],
-    { env: { ...process.env, LOG_FILE: '' } },
-  );
 
 const UNSAFE_NAMES: [string, string][] = [
   ['a right-to-left override', 'invoice\u202Efdp.exe'],

@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConfigError, DEVELOPMENT_SECRET_KEY, loadConfig } from '@app/config';
 import { SecretBoxError, WebhookSecretBox } from '@app/webhooks';
+import { cliWithEnv } from '../support/cli';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
 import { eventually, HttpClient } from '../support/http';
 import { isSignedBy, WebhookReceiver } from '@app/testing';
@@ -13,7 +12,6 @@ import { isSignedBy, WebhookReceiver } from '@app/testing';
  * Webhook signing secrets are stored under AES-256-GCM (WEBHOOK_SECRET_KEYS, with a key id), so
  * a database dump or backup does not let anyone forge deliveries.
  */
-const exec = promisify(execFile);
 const OLD = { id: 'k1', key: randomBytes(32) };
 const NEW = { id: 'k2', key: randomBytes(32) };
 const entry = (k: { id: string; key: Buffer }) => `${k.id}:${k.key.toString('base64')}`;
@@ -65,19 +63,7 @@ describe('webhook secrets at rest', () => {
 
   it('key rotation: the CLI reseals every row under the new first key; deliveries keep their signatures', async () => {
     const hook = (await http.post('/v1/webhooks', { url: receiver.url, events: ['pet.created'] })).body;
-    const { stdout } = await exec(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        'tsconfig-paths/register',
-        'apps/cli/src/main.ts',
-        'webhook:reseal-secrets',
-        '--json',
-      ],
-      { env: { ...process.env, ...ROTATED, LOG_FILE: '' } },
-    );
+    const { stdout } = await cliWithEnv(ROTATED, 'webhook:reseal-secrets', '--json');
     expect(JSON.parse(stdout).resealed).toBeGreaterThanOrEqual(1);
     expect(await stored(hook.id)).toMatch(/^v1:k2:/);
 
