@@ -269,30 +269,48 @@ const COMMANDS: Record<string, Command> = {
   },
   listen: {
     synopsis:
-      '--base-url URL --forward-to URL [--api-key KEY] [--events a,b] [--json]\n' +
-      '  The key: --api-key, else the PETSTORE_API_KEY environment variable (a flag shows in `ps`; the flag wins)',
+      '--base-url URL (--forward-to URL | --print-secret) [--api-key KEY] [--events a,b] [--json]\n' +
+      '  The key: --api-key, else the PETSTORE_API_KEY environment variable (a flag shows in `ps`; the flag wins).\n' +
+      '  Prints `Ready!` with the signing secret once the key is checked and the stream is open; the secret is kept\n' +
+      '  per API and account in $XDG_CONFIG_HOME/petstore (else ~/.config/petstore): the same on every run.\n' +
+      '  --print-secret prints that secret and exits. A refused key or an API not reached after 5 tries: exit 1',
     summary: "forward the account's events, as they happen, to a local URL as signed webhook deliveries",
-    options: { 'api-key': str, 'base-url': str, 'forward-to': str, events: str, ...json },
+    options: {
+      'api-key': str,
+      'base-url': str,
+      'forward-to': str,
+      events: str,
+      'print-secret': { type: 'boolean' },
+      ...json,
+    },
     async run(values) {
-      const urls = ['base-url', 'forward-to'].map((name) => {
-        const url = URL.parse(required(values, name));
-        if (!url || !/^https?:$/.test(url.protocol)) throw new UsageError(`--${name} must be an http(s) URL`);
-        return url.toString();
-      });
+      const printSecret = values['print-secret'] === true;
+      const url = (name: string) => {
+        const parsed = URL.parse(required(values, name));
+        if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new UsageError(`--${name} must be an http(s) URL`);
+        return parsed.toString();
+      };
+      const baseUrl = url('base-url');
+      const forwardTo = printSecret ? undefined : url('forward-to');
       const events = values.events;
+      const apiKey = apiKeyOf(values);
       // Ctrl-C ends the stream; the process then exits 0.
       const stop = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
       const { listen } = await runtime();
       await listen(
         {
-          apiKey: apiKeyOf(values),
-          baseUrl: urls[0],
-          forwardTo: urls[1],
+          apiKey,
+          baseUrl,
+          forwardTo,
           types: typeof events === 'string' ? (events.split(',') as Event['type'][]) : undefined,
           json: values.json === true,
+          printSecret,
         },
-        (line) => process.stdout.write(`${line}\n`),
+        {
+          print: (line) => process.stdout.write(`${line}\n`),
+          warn: (line) => process.stderr.write(`${line}\n`),
+        },
         stop.signal,
       ).catch((err: Error) => {
         if (!stop.signal.aborted) throw err;
