@@ -20,7 +20,9 @@ interface Command {
   synopsis: string;
   summary: string;
   options: Options;
-  run(values: Values): Promise<void>;
+  /** How many arguments it takes besides its options (none unless said). */
+  positionals?: number;
+  run(values: Values, positionals: string[]): Promise<void>;
 }
 
 /** Printed with a pointer to its --help, exit code 2. */
@@ -317,6 +319,29 @@ const COMMANDS: Record<string, Command> = {
       });
     },
   },
+  trigger: {
+    synopsis:
+      '<event-type> --base-url URL [--api-key KEY] [--json]\n' +
+      '  Makes a real <event-type> event on the account through the API (e.g. pet.created creates a pet, in the\n' +
+      "  account's first category or a new one); prints what it did. `trigger` alone lists the event types it makes.\n" +
+      '  The key: --api-key, else the PETSTORE_API_KEY environment variable; api_key.* need a key with admin',
+    summary: 'make a sample event (pet.created, order.placed, message.processed...) through the API, e.g. for listen',
+    options: { 'api-key': str, 'base-url': str, ...json },
+    positionals: 1,
+    async run(values, [type]) {
+      const { NOT_TRIGGERABLE, TRIGGERS, trigger } = await runtime();
+      const supported = `supported: ${Object.keys(TRIGGERS).join(', ')}`;
+      if (type === undefined) throw new UsageError(`an event type is required; ${supported}`);
+      if (!Object.hasOwn(TRIGGERS, type)) {
+        const why = Object.hasOwn(NOT_TRIGGERABLE, type) ? ` (${NOT_TRIGGERABLE[type]}, not an API call)` : '';
+        throw new UsageError(`cannot trigger '${type}'${why}; ${supported}`);
+      }
+      const baseUrl = URL.parse(required(values, 'base-url'));
+      if (!baseUrl || !/^https?:$/.test(baseUrl.protocol)) throw new UsageError('--base-url must be an http(s) URL');
+      const done = await trigger(type, { apiKey: apiKeyOf(values), baseUrl: baseUrl.toString() });
+      print(values, done, `Triggered ${type}: ${done.steps.join(', ')}${done.later ? `\n  (${done.later})` : ''}`);
+    },
+  },
   'seed:demo': {
     synopsis: '[--json]',
     summary: 'on an empty database, create a demo account and print its key',
@@ -377,10 +402,11 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${commandHelp(name, command)}\n`);
     return;
   }
-  if (positionals.length)
-    throw new UsageError(`${name}: unexpected argument '${positionals[0]}'\n${commandHelp(name, command)}`);
+  const allowed = command.positionals ?? 0;
+  if (positionals.length > allowed)
+    throw new UsageError(`${name}: unexpected argument '${positionals[allowed]}'\n${commandHelp(name, command)}`);
   try {
-    await command.run(values);
+    await command.run(values, positionals);
   } catch (err) {
     if (err instanceof UsageError) err.message = `${name}: ${err.message}\n${commandHelp(name, command)}`;
     throw err;
