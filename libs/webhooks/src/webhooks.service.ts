@@ -5,7 +5,7 @@ import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota, Plan, PLAN_RECOVER_PER_CALL } from '@app/access';
 import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
-import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
+import { checkWebhookUrl, PRIVATE_TARGET, PRIVATE_TARGET_HINT, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
 import { toWebhookView, WebhookView } from './views';
@@ -348,8 +348,13 @@ export class WebhooksService {
     try {
       return checkWebhookUrl(raw, this.config.webhooks.allowPrivateUrls);
     } catch (err) {
-      if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
-      throw err;
+      if (!(err instanceof UnsafeWebhookUrl)) throw err;
+      // The field's reason stays short; the message says where to go from there.
+      if (err.message === PRIVATE_TARGET)
+        throw new ApiError('validation_failed', `url: ${PRIVATE_TARGET}. ${PRIVATE_TARGET_HINT}`, [
+          { field: 'url', message: PRIVATE_TARGET },
+        ]);
+      throw ApiError.validation('url', err.message);
     }
   }
 
