@@ -71,6 +71,10 @@ const limits = (values: Values) => ({
   limitPerDay: int(values, 'limit-day'),
 });
 
+/** How to get a key for an account whose key was shown once (seed:demo, npm start). */
+const newKeyCommand = (accountId: number) =>
+  `npx petstore key:create --account ${accountId} --name dev --scopes read,write,admin`;
+
 /** Plain-text columns under a header row, each as wide as its longest cell (--json is for scripts). */
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
@@ -344,13 +348,20 @@ const COMMANDS: Record<string, Command> = {
   },
   'seed:demo': {
     synopsis: '[--json]',
-    summary: 'on an empty database, create a demo account and print its key',
+    summary: 'on an empty database, create a demo account and print its key (else: how to make a new key)',
     options: { ...json },
     run: (values) =>
       withApp(async (get, { DemoSeeder }) => {
         const seeded = await get(DemoSeeder).seed();
         if (seeded === 'off') print(values, { seeded: false }, 'DEMO_SEED=false: no demo account created');
-        else if (seeded)
+        else if ('existingAccountId' in seeded) {
+          const accountId = seeded.existingAccountId;
+          print(
+            values,
+            { seeded: false, accountId, newKey: newKeyCommand(accountId) },
+            `accounts exist: no demo account created (its key was shown once); a new key: ${newKeyCommand(accountId)}`,
+          );
+        } else
           print(values, seeded, `demo account ${seeded.accountId} created; its API key (shown once): ${seeded.apiKey}`);
       }),
   },
