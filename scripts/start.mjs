@@ -52,8 +52,17 @@ function frame() {
   framed = true;
   const url = `http://localhost:${port}`;
   const key = seeded?.apiKey;
+  // A start after the first: the demo key was shown then, and is never shown again.
+  const newKey = !key && seeded?.newKey;
   const lines = [
     ...(key ? [`Demo account ${seeded.accountId}: its API key, shown once`, `  export KEY=${key}`, ''] : []),
+    ...(newKey
+      ? [
+          `The demo key was shown on the first start only. A new key for account ${seeded.accountId}:`,
+          `  ${newKey}`,
+          '',
+        ]
+      : []),
     `API        ${url}/v1`,
     `Reference  ${url}/docs`,
     `Console    ${url}/console`,

@@ -1,12 +1,21 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
 import { eventually, HttpClient } from './support/http';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 import { WebhookReceiver } from '@app/testing';
+import { freePort } from './support/free-port';
+
+/** listen keeps its secrets in the user's config directory: here, a directory of this file's own. */
+const home = mkdtempSync(join(tmpdir(), 'petstore-listen-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const configHome = join(home, 'config');
 
 /** `npx petstore listen ...` through package.json's bin, its stdout lines collected as they come. */
 class Listener {
@@ -17,7 +26,14 @@ class Listener {
 
   constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
     this.child = spawn(process.execPath, ['bin/petstore.mjs', 'listen', ...args], {
-      env: { ...process.env, PETSTORE_API_KEY: undefined, LOG_FILE: '', ...env },
+      env: {
+        ...process.env,
+        PETSTORE_API_KEY: undefined,
+        LOG_FILE: '',
+        HOME: home,
+        XDG_CONFIG_HOME: configHome,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => this.lines.push(line));
@@ -31,6 +47,18 @@ class Listener {
       await new Promise((r) => setTimeout(r, 20));
     }
     return this.lines[n - 1];
+  }
+
+  /** Its exit code, once it exited by itself (within timeoutMs). */
+  async exit(timeoutMs = 30_000): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    const [code] = (await Promise.race([
+      once(this.child, 'exit'),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`still running; stderr: ${this.errors.join('')}`)), timeoutMs),
+      ),
+    ])) as [number | null];
+    return code;
   }
 
   async stop(): Promise<number | null> {
@@ -127,6 +155,93 @@ describe('npx petstore listen', () => {
     expect(code).toBe(1);
     expect(listener.errors.join('')).toMatch(/^error: The API key was revoked/m);
   });
+
+  it('prints Ready! only once the key is checked and the stream open: an event committed right after it is forwarded', async () => {
+    const { listener, newPet } = await setUp(true);
+    const ready = JSON.parse(await listener.line(1)) as Record<string, unknown>;
+    expect(ready).toEqual(
+      expect.objectContaining({ ready: true, secret: expect.stringMatching(/^whsec_/), forwardTo: receiver.url }),
+    );
+    // No waiting for the stream: Ready says it is open.
+    const petId = await newPet('right after Ready');
+    expect(JSON.parse(await listener.line(2))).toEqual(expect.objectContaining({ type: 'pet.created' }));
+    expect(receiver.requests.at(-1)?.body).toContain(`"resourceId":"${petId}"`);
+    expect(await listener.stop()).toBe(0);
+  });
+
+  it('says Ready! in plain text with the account and the secret', async () => {
+    const { accountId, apiKey } = await createAccount(api);
+    const listener = new Listener(['--api-key', apiKey, '--base-url', api.url, '--forward-to', receiver.url]);
+    listeners.push(listener);
+    expect(await listener.line(1)).toMatch(
+      new RegExp(
+        `^Ready! Forwarding the events of account ${accountId} \\(.*\\) to ${receiver.url}, signed with whsec_\\S+ \\(Ctrl-C to stop\\)$`,
+      ),
+    );
+    expect(await listener.stop()).toBe(0);
+  });
+
+  it("a refused key: the API's message on stderr, nothing on stdout, exit code 1", async () => {
+    const listener = new Listener([
+      '--api-key',
+      'pst_not_a_real_key_at_all',
+      '--base-url',
+      api.url,
+      '--forward-to',
+      receiver.url,
+    ]);
+    listeners.push(listener);
+    expect(await listener.exit()).toBe(1);
+    expect(listener.lines).toEqual([]);
+    expect(listener.errors.join('')).toMatch(/^error: .+ \(HTTP 401 [a-z_]+\): check --api-key/m);
+  });
+
+  it('an API it cannot reach: each retry said on stderr, then exit code 1', async () => {
+    const baseUrl = `http://127.0.0.1:${await freePort()}/`;
+    const listener = new Listener(['--api-key', 'pst_whatever', '--base-url', baseUrl, '--forward-to', receiver.url]);
+    listeners.push(listener);
+    expect(await listener.exit(40_000)).toBe(1);
+    expect(listener.lines).toEqual([]);
+    const stderr = listener.errors.join('');
+    for (const [attempt, delay] of [
+      [2, 1],
+      [3, 2],
+      [4, 4],
+      [5, 4],
+    ])
+      expect(stderr).toContain(
+        `cannot reach ${baseUrl}: connection refused; retrying in ${delay} s (attempt ${attempt} of 5)\n`,
+      );
+    expect(stderr).toMatch(
+      new RegExp(`^error: cannot reach ${baseUrl}: connection refused; gave up after 5 attempts$`, 'm'),
+    );
+  }, 60_000);
+
+  it('signs with one secret per account on this machine, kept 0600 in the config directory; --print-secret prints it', async () => {
+    const { apiKey } = await createAccount(api);
+    const other = await createAccount(api);
+    const run = async (key: string) => {
+      const listener = new Listener(['--api-key', key, '--base-url', api.url, '--forward-to', receiver.url, '--json']);
+      listeners.push(listener);
+      const { secret } = JSON.parse(await listener.line(1)) as { secret: string };
+      expect(await listener.stop()).toBe(0);
+      return secret;
+    };
+    const first = await run(apiKey);
+    expect(await run(apiKey)).toBe(first);
+    expect(await run(other.apiKey)).not.toBe(first);
+    const file = join(configHome, 'petstore', 'listen-secrets.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(configHome, 'petstore')).mode & 0o077).toBe(0);
+
+    // No --forward-to needed: it checks the key, prints the secret alone and exits.
+    const printing = new Listener(['--api-key', apiKey, '--base-url', api.url, '--print-secret']);
+    expect(await printing.exit()).toBe(0);
+    expect(printing.lines).toEqual([first]);
+    const refused = new Listener(['--api-key', 'pst_not_a_real_key_at_all', '--base-url', api.url, '--print-secret']);
+    expect(await refused.exit()).toBe(1);
+    expect(refused.lines).toEqual([]);
+  });
 });
 
 /**
@@ -146,6 +261,10 @@ class HostileStream {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       if (req.method === 'POST') return void res.writeHead(204).end();
+      if (req.url === '/v1/account') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return void res.end(JSON.stringify({ id: 1, name: 'hostile\u001b[2J\nFORGED', plan: 'free' }));
+      }
       this.connects.push({ at: Date.now(), authorization: req.headers.authorization });
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       const event = {

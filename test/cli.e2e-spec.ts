@@ -150,6 +150,18 @@ describe('operator CLI: help, errors, listings', () => {
     });
   });
 
+  it('seed:demo on a database with accounts creates none and says how to make a new key', async () => {
+    await cli('account:create', '--name', 'Before the seed', '--plan', 'free');
+    const { stdout } = await cliWithEnv({ DEMO_SEED: 'true' }, 'seed:demo', '--json');
+    const answer = JSON.parse(stdout) as { seeded: boolean; accountId: number; newKey: string };
+    expect(answer).toEqual({ seeded: false, accountId: expect.any(Number), newKey: expect.any(String) });
+    expect(answer.newKey).toBe(
+      `npx petstore key:create --account ${answer.accountId} --name dev --scopes read,write,admin`,
+    );
+    const human = await cliWithEnv({ DEMO_SEED: 'true' }, 'seed:demo');
+    expect(human.stdout).toContain(`a new key: ${answer.newKey}`);
+  });
+
   it('seed:demo with DEMO_SEED=false creates nothing and says so', async () => {
     const { stdout } = await cliWithEnv({ DEMO_SEED: 'false' }, 'seed:demo', '--json');
     expect(JSON.parse(stdout)).toEqual({ seeded: false });

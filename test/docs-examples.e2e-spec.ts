@@ -34,7 +34,7 @@ const NOT_RUN: Record<string, number> = {
   'docs/keys-and-limits.md': 0,
   'docs/catalog-and-store.md': 0,
   'docs/messages-and-idempotency.md': 1, // a controller of the service, not a call to it
-  'docs/events-and-webhooks.md': 1, // petstore listen: a synopsis with placeholders, runs until stopped
+  'docs/events-and-webhooks.md': 2, // petstore listen (runs until stopped) and petstore trigger: synopses with placeholders
   'docs/receiving-webhooks.md': 1, // a receiver (test/receiving-webhooks-guide.spec.ts runs it)
 };
 

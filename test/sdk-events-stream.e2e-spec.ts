@@ -1,6 +1,6 @@
 import { PetstoreClient, PetstoreError } from '@petstore/client';
 import type { Event } from '@petstore/client';
-import { HttpClient } from './support/http';
+import { eventually, HttpClient } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
 import { createAccount, RunningApi, startApi } from './support/test-apps';
 
@@ -56,7 +56,7 @@ describe('SDK: client.events.stream()', () => {
 
   /** Events committed from then on reach the stream (the gauge counts it once it is subscribed). */
   const streamsOpen = async (n: number) => {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
       const metrics = await (await fetch(`${api.metricsUrl}/metrics`)).text();
       if (Number(/^petstore_event_streams_open (\d+)/m.exec(metrics)?.[1]) === n) return;
       await new Promise((r) => setTimeout(r, 20));
@@ -98,6 +98,24 @@ describe('SDK: client.events.stream()', () => {
     expect(events.map((e) => Number(e.resourceId))).toEqual([before, ...missed, live]);
   });
 
+  it('calls onOpen each time the server accepts a connection, before its events: what is committed after it comes', async () => {
+    const { client, newPet } = await setUp(proxy.url);
+    let opened = 0;
+    const follower = new Follower(
+      client.events.stream({ types: ['pet.created'], signal: stop.signal, onOpen: () => void opened++ }),
+    );
+    await eventually(async () => opened === 1, 10_000, 10);
+    // No waiting for the gauge: the answer's 200 is the promise.
+    const first = await newPet('first');
+    expect((await follower.waitFor(1))[0].resourceId).toBe(String(first));
+    await proxy.stop();
+    await proxy.restart();
+    await eventually(async () => opened === 2, 15_000, 10);
+    const second = await newPet('second');
+    expect((await follower.waitFor(2))[1].resourceId).toBe(String(second));
+    expect(opened).toBe(2);
+  });
+
   it('resumes after `after`, and ends when the loop breaks', async () => {
     const { client, newPet } = await setUp();
     const first = await newPet('one');
@@ -122,7 +140,7 @@ describe('SDK: client.events.stream()', () => {
     expect((follower.error as PetstoreError).code).toBe('insufficient_scope');
   });
 
-  it("throws the error frame of a stream whose key was revoked, instead of resuming or yielding it", async () => {
+  it('throws the error frame of a stream whose key was revoked, instead of resuming or yielding it', async () => {
     const { http } = await setUp();
     const key = (await http.post('/v1/keys', { name: 'revoked soon', scopes: ['read'] })).body;
     const client = new PetstoreClient({ apiKey: key.secret, baseUrl: api.url });

@@ -37,6 +37,8 @@ interface Outage {
   failed: Delivery[];
   /** The receiver's requests up to the end of the outage. */
   seen: number;
+  /** With `cutBefore`: after the deliveries of the lost events before it were made, before the next one's. */
+  cut?: string;
 }
 
 describe('recovering a webhook’s failed deliveries', () => {
@@ -54,8 +56,11 @@ describe('recovering a webhook’s failed deliveries', () => {
    * A webhook on `events` whose receiver takes one category.created, then answers 500 until the webhook is disabled
    * with `lost` events failed (category names; `deleted` ones also deleted), then is back.
    */
-  async function outage(opts: { events?: string[]; lost?: string[]; deleted?: boolean } = {}): Promise<Outage> {
-    const { events = ['category.created'], lost = ['lost 1', 'lost 2'], deleted = false } = opts;
+  async function outage(
+    opts: { events?: string[]; lost?: string[]; deleted?: boolean; cutBefore?: string } = {},
+  ): Promise<Outage> {
+    const { events = ['category.created'], lost = ['lost 1', 'lost 2'], deleted = false, cutBefore } = opts;
+    let cut: string | undefined;
     const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
     let answer = 200;
     const receiver = await new WebhookReceiver(() => answer).start();
@@ -67,7 +72,13 @@ describe('recovering a webhook’s failed deliveries', () => {
     await eventually(async () => (await deliveries(http, hook.body.id))[0]?.status === 'delivered');
 
     answer = 500;
-    for (const name of lost) {
+    for (const [i, name] of lost.entries()) {
+      if (name === cutBefore) {
+        // The first delivery and one per lost event so far exist: every later delivery is made after the cut.
+        await eventually(async () => (await deliveries(http, hook.body.id)).length === 1 + i);
+        cut = new Date().toISOString();
+        await sleep(20);
+      }
       const category = await http.post('/v1/categories', { name });
       expect(category.status).toBe(201);
       if (deleted) expect((await http.delete(`/v1/categories/${category.body.id}`)).status).toBe(204);
@@ -86,6 +97,7 @@ describe('recovering a webhook’s failed deliveries', () => {
       delivered: settled.filter((d) => d.status === 'delivered'),
       failed: settled.filter((d) => d.status === 'failed'),
       seen: receiver.requests.length,
+      cut,
     };
   }
 
@@ -162,6 +174,39 @@ describe('recovering a webhook’s failed deliveries', () => {
     expect(recovered.body).toEqual({ queued: 0, skipped: 0, more: false });
     await sleep(500);
     expect(o.receiver.requests).toHaveLength(o.seen);
+  });
+
+  it('with `until`, resends only the events whose first delivery was made before it: an incident window alone', async () => {
+    const o = await outage({ lost: ['early 1', 'early 2', 'late'], cutBefore: 'late' });
+    const names = (from: number) => o.receiver.requests.slice(from).map((q) => JSON.parse(q.body).data.name as string);
+    const window = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since, until: o.cut });
+    expect(window.status).toBe(202);
+    expect(window.body).toEqual({ queued: 2, skipped: 0, more: false });
+    await eventually(async () => o.receiver.requests.length >= o.seen + 2);
+    await sleep(500);
+    expect(names(o.seen).sort()).toEqual(['early 1', 'early 2']);
+
+    // The rest, after the window.
+    const seen = o.receiver.requests.length;
+    const rest = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.cut });
+    expect(rest.body).toEqual({ queued: 1, skipped: 0, more: false });
+    await eventually(async () => o.receiver.requests.length > seen);
+    expect(names(seen)).toEqual(['late']);
+  });
+
+  it('answers 400 naming `until` for a malformed time or one not after `since`', async () => {
+    const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const hook = await http.post('/v1/webhooks', { url: 'https://93.184.216.34/hook', events: ['category.created'] });
+    const since = '2026-05-01T08:00:00Z';
+    for (const until of ['tomorrow', '2026-05-01T08:00:00Z', '2026-05-01T07:59:59.999Z', 42]) {
+      const res = await http.post(`/v1/webhooks/${hook.body.id}/recover`, { since, until });
+      expectErrorBody(res, 400, 'validation_failed');
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'until' })]);
+    }
+    const equal = await http.post(`/v1/webhooks/${hook.body.id}/recover`, { since, until: since });
+    expect(equal.body.details).toEqual([{ field: 'until', message: 'must be after since' }]);
+    const later = await http.post(`/v1/webhooks/${hook.body.id}/recover`, { since, until: '2026-05-01t09:00:00z' });
+    expect(later.status).toBe(202);
   });
 
   it('refuses a read/write key on an admin-only webhook (403)', async () => {

@@ -825,6 +825,28 @@ describe('webhooks', () => {
       expect((await http.get('/v1/webhooks')).body).toEqual([]);
     });
 
+    it('the 400 for a private URL names `npx petstore listen` and the setting ALLOW_PRIVATE_WEBHOOK_URLS', async () => {
+      const http = new HttpClient(strict.url, (await createAccount(strict)).apiKey);
+      const created = await http.post('/v1/webhooks', {
+        url: 'http://localhost:4242/webhook',
+        events: ['pet.created'],
+      });
+      const hook = await http.post('/v1/webhooks', { url: 'http://93.184.215.14/hook', events: ['pet.created'] });
+      secrets.push(hook.body.secret);
+      const changed = await http.patch(`/v1/webhooks/${hook.body.id}`, { url: 'http://127.0.0.1:4242/webhook' });
+      for (const res of [created, changed]) {
+        expect(res.status).toBe(400);
+        expect(res.body.message).toMatch(
+          /^url: must not target a private, loopback, link-local or reserved address\. /,
+        );
+        expect(res.body.message).toContain('npx petstore listen --base-url <this API> --forward-to <your local URL>');
+        expect(res.body.message).toContain('ALLOW_PRIVATE_WEBHOOK_URLS=true');
+      }
+      // Another reason: no hint.
+      const ftp = await http.post('/v1/webhooks', { url: 'ftp://example.com/hook', events: ['pet.created'] });
+      expect(ftp.body.message).toBe('url: must use http or https');
+    });
+
     it('checks a changed URL again: a private address is refused with the reason', async () => {
       const http = new HttpClient(strict.url, (await createAccount(strict)).apiKey);
       const hook = await http.post('/v1/webhooks', { url: 'http://93.184.215.14/hook', events: ['pet.created'] });

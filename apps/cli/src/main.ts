@@ -20,7 +20,9 @@ interface Command {
   synopsis: string;
   summary: string;
   options: Options;
-  run(values: Values): Promise<void>;
+  /** How many arguments it takes besides its options (none unless said). */
+  positionals?: number;
+  run(values: Values, positionals: string[]): Promise<void>;
 }
 
 /** Printed with a pointer to its --help, exit code 2. */
@@ -68,6 +70,10 @@ const limits = (values: Values) => ({
   limitPerMinute: int(values, 'limit-minute'),
   limitPerDay: int(values, 'limit-day'),
 });
+
+/** How to get a key for an account whose key was shown once (seed:demo, npm start). */
+const newKeyCommand = (accountId: number) =>
+  `npx petstore key:create --account ${accountId} --name dev --scopes read,write,admin`;
 
 /** Plain-text columns under a header row, each as wide as its longest cell (--json is for scripts). */
 function table(header: string[], rows: string[][]): string {
@@ -269,45 +275,93 @@ const COMMANDS: Record<string, Command> = {
   },
   listen: {
     synopsis:
-      '--base-url URL --forward-to URL [--api-key KEY] [--events a,b] [--json]\n' +
-      '  The key: --api-key, else the PETSTORE_API_KEY environment variable (a flag shows in `ps`; the flag wins)',
+      '--base-url URL (--forward-to URL | --print-secret) [--api-key KEY] [--events a,b] [--json]\n' +
+      '  The key: --api-key, else the PETSTORE_API_KEY environment variable (a flag shows in `ps`; the flag wins).\n' +
+      '  Prints `Ready!` with the signing secret once the key is checked and the stream is open; the secret is kept\n' +
+      '  per API and account in $XDG_CONFIG_HOME/petstore (else ~/.config/petstore): the same on every run.\n' +
+      '  --print-secret prints that secret and exits. A refused key or an API not reached after 5 tries: exit 1',
     summary: "forward the account's events, as they happen, to a local URL as signed webhook deliveries",
-    options: { 'api-key': str, 'base-url': str, 'forward-to': str, events: str, ...json },
+    options: {
+      'api-key': str,
+      'base-url': str,
+      'forward-to': str,
+      events: str,
+      'print-secret': { type: 'boolean' },
+      ...json,
+    },
     async run(values) {
-      const urls = ['base-url', 'forward-to'].map((name) => {
-        const url = URL.parse(required(values, name));
-        if (!url || !/^https?:$/.test(url.protocol)) throw new UsageError(`--${name} must be an http(s) URL`);
-        return url.toString();
-      });
+      const printSecret = values['print-secret'] === true;
+      const url = (name: string) => {
+        const parsed = URL.parse(required(values, name));
+        if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new UsageError(`--${name} must be an http(s) URL`);
+        return parsed.toString();
+      };
+      const baseUrl = url('base-url');
+      const forwardTo = printSecret ? undefined : url('forward-to');
       const events = values.events;
+      const apiKey = apiKeyOf(values);
       // Ctrl-C ends the stream; the process then exits 0.
       const stop = new AbortController();
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
       const { listen } = await runtime();
       await listen(
         {
-          apiKey: apiKeyOf(values),
-          baseUrl: urls[0],
-          forwardTo: urls[1],
+          apiKey,
+          baseUrl,
+          forwardTo,
           types: typeof events === 'string' ? (events.split(',') as Event['type'][]) : undefined,
           json: values.json === true,
+          printSecret,
         },
-        (line) => process.stdout.write(`${line}\n`),
+        {
+          print: (line) => process.stdout.write(`${line}\n`),
+          warn: (line) => process.stderr.write(`${line}\n`),
+        },
         stop.signal,
       ).catch((err: Error) => {
         if (!stop.signal.aborted) throw err;
       });
     },
   },
+  trigger: {
+    synopsis:
+      '<event-type> --base-url URL [--api-key KEY] [--json]\n' +
+      '  Makes a real <event-type> event on the account through the API (e.g. pet.created creates a pet, in the\n' +
+      "  account's first category or a new one); prints what it did. `trigger` alone lists the event types it makes.\n" +
+      '  The key: --api-key, else the PETSTORE_API_KEY environment variable; api_key.* need a key with admin',
+    summary: 'make a sample event (pet.created, order.placed, message.processed...) through the API, e.g. for listen',
+    options: { 'api-key': str, 'base-url': str, ...json },
+    positionals: 1,
+    async run(values, [type]) {
+      const { NOT_TRIGGERABLE, TRIGGERS, trigger } = await runtime();
+      const supported = `supported: ${Object.keys(TRIGGERS).join(', ')}`;
+      if (type === undefined) throw new UsageError(`an event type is required; ${supported}`);
+      if (!Object.hasOwn(TRIGGERS, type)) {
+        const why = Object.hasOwn(NOT_TRIGGERABLE, type) ? ` (${NOT_TRIGGERABLE[type]}, not an API call)` : '';
+        throw new UsageError(`cannot trigger '${type}'${why}; ${supported}`);
+      }
+      const baseUrl = URL.parse(required(values, 'base-url'));
+      if (!baseUrl || !/^https?:$/.test(baseUrl.protocol)) throw new UsageError('--base-url must be an http(s) URL');
+      const done = await trigger(type, { apiKey: apiKeyOf(values), baseUrl: baseUrl.toString() });
+      print(values, done, `Triggered ${type}: ${done.steps.join(', ')}${done.later ? `\n  (${done.later})` : ''}`);
+    },
+  },
   'seed:demo': {
     synopsis: '[--json]',
-    summary: 'on an empty database, create a demo account and print its key',
+    summary: 'on an empty database, create a demo account and print its key (else: how to make a new key)',
     options: { ...json },
     run: (values) =>
       withApp(async (get, { DemoSeeder }) => {
         const seeded = await get(DemoSeeder).seed();
         if (seeded === 'off') print(values, { seeded: false }, 'DEMO_SEED=false: no demo account created');
-        else if (seeded)
+        else if ('existingAccountId' in seeded) {
+          const accountId = seeded.existingAccountId;
+          print(
+            values,
+            { seeded: false, accountId, newKey: newKeyCommand(accountId) },
+            `accounts exist: no demo account created (its key was shown once); a new key: ${newKeyCommand(accountId)}`,
+          );
+        } else
           print(values, seeded, `demo account ${seeded.accountId} created; its API key (shown once): ${seeded.apiKey}`);
       }),
   },
@@ -359,10 +413,11 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${commandHelp(name, command)}\n`);
     return;
   }
-  if (positionals.length)
-    throw new UsageError(`${name}: unexpected argument '${positionals[0]}'\n${commandHelp(name, command)}`);
+  const allowed = command.positionals ?? 0;
+  if (positionals.length > allowed)
+    throw new UsageError(`${name}: unexpected argument '${positionals[allowed]}'\n${commandHelp(name, command)}`);
   try {
-    await command.run(values);
+    await command.run(values, positionals);
   } catch (err) {
     if (err instanceof UsageError) err.message = `${name}: ${err.message}\n${commandHelp(name, command)}`;
     throw err;

@@ -16,3 +16,4 @@ export { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webho
 export { CliModule } from './cli.module';
 export { DemoSeeder } from './demo-seeder';
 export { listen } from './listen.command';
+export { NOT_TRIGGERABLE, TRIGGERS, trigger } from './trigger.command';

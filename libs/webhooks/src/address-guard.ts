@@ -41,7 +41,13 @@ const LOOPBACK_NAME = /(^|\.)localhost\.?$/i;
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
-const PRIVATE_TARGET = 'must not target a private, loopback, link-local or reserved address';
+export const PRIVATE_TARGET = 'must not target a private, loopback, link-local or reserved address';
+
+/** What the 400 for such a URL adds: the two ways a newcomer on localhost gets events. */
+export const PRIVATE_TARGET_HINT =
+  'To receive events on your own machine while developing, run `npx petstore listen --base-url <this API> ' +
+  '--forward-to <your local URL>` (no webhook needed); the operator of a self-hosted service may allow such URLs ' +
+  'with the setting ALLOW_PRIVATE_WEBHOOK_URLS=true (trusted networks only)';
 
 // At creation and on a URL change: no DNS lookup, so the answer is the same for every host name (one that resolves to
 // a private address, or not at all, is refused at delivery). Only what the URL itself says is judged here.

@@ -118,12 +118,13 @@ WITH failed_chains AS (
   GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
   SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first
+  AND (f.status <> 'failed' OR f.created_at >= $6::timestamptz))
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
   WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
   AND r.created_at > now() - interval '3600 seconds'))
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
-  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
+  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $7
   RETURNING d.id;
 
 -- webhookDeliveryQueries.notRecovered
@@ -135,7 +136,8 @@ WITH failed_chains AS (
   GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
   SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first
+  AND (f.status <> 'failed' OR f.created_at >= $6::timestamptz))
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
   WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
   AND r.created_at > now() - interval '3600 seconds'))

@@ -205,6 +205,8 @@ export interface RecoverScope {
   accountId: number;
   webhookId: number;
   since: Date;
+  /** Only the chains whose first delivery was made before then (null: no bound). */
+  until: Date | null;
   events: readonly string[];
   hiddenTypes: readonly string[];
 }
@@ -214,7 +216,8 @@ export const RECOVER_COOLDOWN_SECONDS = 3600;
 
 // An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
 // (retries under way), the first one included whenever it was made: it never reached the receiver; nor resent within
-// RECOVER_COOLDOWN_SECONDS. $5: the event types the key may not see (api_key.* without `admin`), $4: the webhook's.
+// RECOVER_COOLDOWN_SECONDS. $5: the event types the key may not see (api_key.* without `admin`), $4: the webhook's;
+// $6 (`until`, or null): only the chains whose first delivery was made before it.
 const FAILED_SINCE = `failed_chains AS (
     SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
       FROM webhook_deliveries d
@@ -223,7 +226,8 @@ const FAILED_SINCE = `failed_chains AS (
      GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
     SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first AND f.status <> 'failed')
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first
+                        AND (f.status <> 'failed' OR f.created_at >= $6::timestamptz))
        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
                         WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
                           AND r.created_at > now() - interval '${RECOVER_COOLDOWN_SECONDS} seconds'))`;
@@ -242,7 +246,7 @@ const DELIVERIES_OF_FANNED = sql`INSERT INTO webhook_deliveries AS d (webhook_id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
     ${raw(CREATED_AT_US)}`;
 
-const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes];
+const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes, r.until];
 
 export const webhookDeliveryQueries = {
   // Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
@@ -285,7 +289,7 @@ export const webhookDeliveryQueries = {
       [
         `WITH ${FAILED_SINCE}
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
-  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $6
+  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $7
   RETURNING d.id`,
       ],
       [...recoverValues(r), limit],

@@ -5,7 +5,7 @@ import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota, Plan, PLAN_RECOVER_PER_CALL } from '@app/access';
 import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
-import { checkWebhookUrl, UnsafeWebhookUrl } from './address-guard';
+import { checkWebhookUrl, PRIVATE_TARGET, PRIVATE_TARGET_HINT, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
 import { toWebhookView, WebhookView } from './views';
@@ -207,14 +207,14 @@ export class WebhooksService {
     return toDeliveryView(delivery);
   }
 
-  // Each event whose deliveries since `since` all failed is resent once (as resend() does), the webhook re-enabled; a
+  // Each event whose deliveries since `since` all failed (and, with `until`, whose first delivery was made before it) is resent once (as resend() does), the webhook re-enabled; a
   // replayed call finds them pending or delivered. The webhook row locked: two calls at once do not both resend one.
   // Bounded per call by plan, and per event by RECOVER_COOLDOWN_SECONDS (webhooks.queries.ts): a receiver that keeps
   // failing gets one more POST per event an hour at most, whatever the number of calls (docs/security.md).
   async recover(
     accountId: number,
     webhookId: number,
-    since: Date,
+    window: { since: Date; until?: Date | null },
     scopes: readonly string[],
     plan: Plan,
   ): Promise<RecoverResult> {
@@ -223,7 +223,8 @@ export class WebhooksService {
       const scope: RecoverScope = {
         accountId,
         webhookId,
-        since,
+        since: window.since,
+        until: window.until ?? null,
         events: webhook.events,
         hiddenTypes: isAdmin(scopes) ? [] : ADMIN_EVENT_TYPES,
       };
@@ -347,8 +348,13 @@ export class WebhooksService {
     try {
       return checkWebhookUrl(raw, this.config.webhooks.allowPrivateUrls);
     } catch (err) {
-      if (err instanceof UnsafeWebhookUrl) throw ApiError.validation('url', err.message);
-      throw err;
+      if (!(err instanceof UnsafeWebhookUrl)) throw err;
+      // The field's reason stays short; the message says where to go from there.
+      if (err.message === PRIVATE_TARGET)
+        throw new ApiError('validation_failed', `url: ${PRIVATE_TARGET}. ${PRIVATE_TARGET_HINT}`, [
+          { field: 'url', message: PRIVATE_TARGET },
+        ]);
+      throw ApiError.validation('url', err.message);
     }
   }
 

@@ -8,6 +8,11 @@ export interface EventStreamOptions {
   after?: number;
   /** Ends the iteration (the loop then throws the signal's reason). */
   signal?: WebAbortSignal;
+  /**
+   * Called each time the server answers a connection with 200 (the first one and every reconnect), before any of its
+   * events: the key was accepted and events committed from then on will come. `listen` prints `Ready!` on the first.
+   */
+  onOpen?: () => void;
 }
 
 /** One `text/event-stream` frame: its `id`, `event`, `data` and `retry` fields (comments are dropped). */

@@ -315,6 +315,7 @@ export class PetstoreClient {
           continue;
         }
         failures = 0;
+        options.onOpen?.();
         const openedAt = Date.now();
         for await (const frame of streamFrames(response.body)) {
           if (frame.retry !== undefined) retryMs = Math.max(STREAM_RETRY_FLOOR_MS, frame.retry);

@@ -12,7 +12,7 @@ import {
   NewWebhookDto,
   RecoverWebhookDto,
   RotateWebhookSecretDto,
-  sinceOf,
+  recoverWindowOf,
   WebhookUpdateDto,
 } from './webhooks.dto';
 import {
@@ -172,10 +172,10 @@ export class WebhooksController {
     @Body() body: RecoverWebhookDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<RecoverResult> {
-    const since = sinceOf(body);
+    const { since, until } = recoverWindowOf(body);
     return this.idempotency.run(
       res,
-      () => this.webhooks.recover(auth.accountId, webhookId, since, auth.scopes, auth.plan),
+      () => this.webhooks.recover(auth.accountId, webhookId, { since, until }, auth.scopes, auth.plan),
       () => this.webhooks.authorize(auth.accountId, webhookId, auth.scopes),
     );
   }

@@ -124,13 +124,26 @@ export class RecoverWebhookDto {
   })
   @IsDateTime()
   since!: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-05-01T09:30:00Z',
+    description: `With it, only the events whose first delivery to this webhook was made before then: an incident's window (\`since\` to \`until\`) replayed alone. After \`since\`. ${DATE_TIME_RULE}`,
+  })
+  @IsOptional()
+  @IsDateTime()
+  until?: string;
 }
 
-/** The instant (IsDateTime has checked that the text names one). */
-export function sinceOf({ since }: RecoverWebhookDto): Date {
-  const at = parseDateTime(since);
-  if (!at) throw ApiError.validation('since', 'must name a date and time that exist');
-  return at;
+/** The window's instants (IsDateTime has checked that each text names one); `until` after `since`. */
+export function recoverWindowOf({ since, until }: RecoverWebhookDto): { since: Date; until: Date | null } {
+  const from = parseDateTime(since);
+  if (!from) throw ApiError.validation('since', 'must name a date and time that exist');
+  if (until === undefined) return { since: from, until: null };
+  const to = parseDateTime(until);
+  if (!to) throw ApiError.validation('until', 'must name a date and time that exist');
+  if (to.getTime() <= from.getTime()) throw ApiError.validation('until', 'must be after since');
+  return { since: from, until: to };
 }
 
 @ApiSchema({ name: 'RecoveredWebhook' })
@@ -149,7 +162,7 @@ export class RecoveredWebhookSchema {
   })
   skipped!: number;
   @ApiProperty({
-    description: `More events were left to resend than the plan queues a call (${RECOVER_LIMIT.toLocaleString('en')} at most): call again with the same \`since\` for the next ones`,
+    description: `More events were left to resend than the plan queues a call (${RECOVER_LIMIT.toLocaleString('en')} at most): call again with the same \`since\` (and \`until\`) for the next ones`,
   })
   more!: boolean;
 }

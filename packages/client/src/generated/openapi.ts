@@ -624,7 +624,7 @@ export interface paths {
     put?: never;
     /**
      * Resend the events whose deliveries since a time all failed; re-enable it
-     * @description Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same `webhook-id`, `resendOf` naming the first delivery), every event whose deliveries to this webhook made at or after `since` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in `skipped`. At most the plan's number of events per call (free 100, pro 1,000, business 5,000, enterprise 10,000): with `more: true` call again with the same `since` for the next ones (those queued are pending or delivered by then, so not queued twice). An event resent to this webhook (by a recover or a resend) within the last 1 hour is not resent again, nor counted. A resend keeps its event's retry horizon (the event's time + `WEBHOOK_MAX_AGE_SECONDS`, 3 days by default) and its place in the retry schedule: an event past it gets one attempt, one before it the retries it has left. The bound on outbound POSTs, per event and webhook, worst case: 33 (one delivery's attempts before the horizon, with the default `WEBHOOK_BACKOFF_MS` and `WEBHOOK_MAX_AGE_SECONDS`) plus one per resend; with a receiver that keeps failing, recover adds at most one POST per event an hour, however often it is called. A `since` older than the deliveries kept (the operator's `RETENTION_WEBHOOK_DELIVERIES_DAYS`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is recovered only by a key with the `admin` scope (403 `insufficient_scope`); without it, deliveries of `api_key.*` events are not resent.
+     * @description Queues once more, as a new delivery each (as POST /webhooks/{webhookId}/deliveries/{deliveryId}/resend does: the same `webhook-id`, `resendOf` naming the first delivery), every event whose deliveries to this webhook made at or after `since` all failed and none of whose deliveries (the first one included, whenever it was made) was delivered or is still pending (its retries under way). With `until` (after `since`), only the events whose first delivery to this webhook was made before it: an incident's window is replayed alone. Tests are not resent. A disabled webhook is re-enabled. Answers 202 at once with the number queued; event types the webhook no longer receives are not resent and counted in `skipped`. At most the plan's number of events per call (free 100, pro 1,000, business 5,000, enterprise 10,000): with `more: true` call again with the same `since` (and `until`) for the next ones (those queued are pending or delivered by then, so not queued twice). An event resent to this webhook (by a recover or a resend) within the last 1 hour is not resent again, nor counted. A resend keeps its event's retry horizon (the event's time + `WEBHOOK_MAX_AGE_SECONDS`, 3 days by default) and its place in the retry schedule: an event past it gets one attempt, one before it the retries it has left. The bound on outbound POSTs, per event and webhook, worst case: 33 (one delivery's attempts before the horizon, with the default `WEBHOOK_BACKOFF_MS` and `WEBHOOK_MAX_AGE_SECONDS`) plus one per resend; with a receiver that keeps failing, recover adds at most one POST per event an hour, however often it is called. A `since` older than the deliveries kept (the operator's `RETENTION_WEBHOOK_DELIVERIES_DAYS`) covers those kept. Send an Idempotency-Key so a retried request answers the same without queuing more. An admin-only webhook (one receiving `api_key.*` events or created by an `admin` key) is recovered only by a key with the `admin` scope (403 `insufficient_scope`); without it, deliveries of `api_key.*` events are not resent.
      *
      *     Needs the `write` scope. Counted against the account's limits.
      */
@@ -1523,7 +1523,7 @@ export interface components {
       used: number;
     };
     RecoveredWebhook: {
-      /** @description More events were left to resend than the plan queues a call (10,000 at most): call again with the same `since` for the next ones */
+      /** @description More events were left to resend than the plan queues a call (10,000 at most): call again with the same `since` (and `until`) for the next ones */
       more: boolean;
       /**
        * Format: int32
@@ -1543,6 +1543,12 @@ export interface components {
        * @example 2026-05-01T08:00:00Z
        */
       since: string;
+      /**
+       * Format: date-time
+       * @description With it, only the events whose first delivery to this webhook was made before then: an incident's window (`since` to `until`) replayed alone. After `since`. Any RFC 3339 date-time (`T` or `t`, `Z`, `z` or an offset, any fraction) naming an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z
+       * @example 2026-05-01T09:30:00Z
+       */
+      until?: string;
     };
     RotateApiKey: {
       /**
@@ -11168,7 +11174,8 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "since": "2026-05-01T08:00:00Z"
+         *       "since": "2026-05-01T08:00:00Z",
+         *       "until": "2026-05-01T09:30:00Z"
          *     }
          */
         'application/json': components['schemas']['RecoverWebhook'];
