@@ -11354,7 +11354,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description This Idempotency-Key was used with another body (idempotency_key_reused) */
+      /**
+       * @description `until` is not after `since` (invalid_range; `details` name `until`)
+       *
+       *     This Idempotency-Key was used with another body (idempotency_key_reused)
+       */
       422: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
