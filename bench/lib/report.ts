@@ -434,6 +434,7 @@ export type SameIoRows = { row: string; paced: boolean; goal?: number; rounds: R
 const kbPerRequest = (m: Measurement) => (m.gc ? m.gc.allocatedBytes / 1024 / Math.max(1, m.total) : NaN);
 const longestPause = (m: Measurement) => (m.gc?.pausesMs.length ? Math.max(...m.gc.pausesMs) : NaN);
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const OVER_FLOOR = SAME_IO_SERVERS.filter((k) => k !== 'floor');
 const allRounds = (rounds: Rounds<SameIoServer>) => SAME_IO_SERVERS.flatMap((k) => rounds[k]);
 
 /**
@@ -480,16 +481,19 @@ export function renderSameIo(rows: SameIoRows): string {
         ];
       }),
     ),
-    'Server CPU per answered request and allocation per request, median of the rounds:',
+    "Server CPU per answered request (median round), the same ratios by CPU (the floor's µs per request over the " +
+      "server's, paired; CPU time leaves out the time a server waits for its core, req/s does not) and allocation per request:",
     table(
       [
         'Route',
         ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} CPU µs/req`),
+        ...OVER_FLOOR.map((k) => `${SAME_IO_LABELS[k]} ÷ floor by CPU`),
         ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} KB/req`),
       ],
       full.map(({ row, rounds }) => [
         row,
         ...SAME_IO_SERVERS.map((k) => n0(medianRound(rounds[k]).cpuUsPerReq)),
+        ...OVER_FLOOR.map((k) => paired(pairedRatio(rounds[k], rounds.floor, 'cpu'))),
         ...SAME_IO_SERVERS.map((k) => n1(median(rounds[k].map(kbPerRequest)))),
       ]),
     ),
