@@ -419,89 +419,112 @@ export function renderSweep(rows: SweepRows): string {
   ].join('\n');
 }
 
-export type SameIoRows = { row: string; paced: boolean; rounds: Rounds<'baselineC' | 'api'> }[];
+/** The servers of the same-I/O section, in the order of its columns (bench/servers/same-io.ts). */
+export const SAME_IO_SERVERS = ['floor', 'fastify', 'baselineC', 'api'] as const;
+export type SameIoServer = (typeof SAME_IO_SERVERS)[number];
+const SAME_IO_LABELS: Record<SameIoServer, string> = {
+  floor: 'node:http floor',
+  fastify: 'Nest on Fastify',
+  baselineC: 'C: Nest on Express',
+  api: 'our API',
+};
+/** `goal`: issue 61's least ratio of our route's req/s to the floor's. */
+export type SameIoRows = { row: string; paced: boolean; goal?: number; rounds: Rounds<SameIoServer> }[];
 
 const kbPerRequest = (m: Measurement) => (m.gc ? m.gc.allocatedBytes / 1024 / Math.max(1, m.total) : NaN);
 const longestPause = (m: Measurement) => (m.gc?.pausesMs.length ? Math.max(...m.gc.pausesMs) : NaN);
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const OVER_FLOOR = SAME_IO_SERVERS.filter((k) => k !== 'floor');
+const allRounds = (rounds: Rounds<SameIoServer>) => SAME_IO_SERVERS.flatMap((k) => rounds[k]);
 
-/** The hot routes against bare Nest doing the same I/O: throughput and CPU, or the paced POST's tail and garbage. */
+/**
+ * The hot routes on four servers making the same I/O: node:http (the floor), bare Nest on Fastify, bare Nest on
+ * Express (baseline C) and the API; req/s as paired ratios to the floor, CPU and garbage per request, and the paced
+ * POST's tail against the floor's.
+ */
 export function renderSameIo(rows: SameIoRows): string {
   const full = rows.filter((r) => !r.paced);
+  const vsFloor = (rounds: Rounds<SameIoServer>, k: SameIoServer) => pairedRatio(rounds[k], rounds.floor, 'rps');
   const out = [
-    '## The hot routes against baseline C: bare NestJS with the same I/O, paired rounds',
-    'Baseline C (bench/servers/baseline-io.ts) runs on the same @nestjs/*, pg, ioredis and bullmq and makes only each ' +
-      "route's own I/O: one limiter script call (the API's Lua), then the pet read by primary key, the same list " +
-      'query, or the message + outbox INSERT and one queue add; named statements, an auto-pipelined Redis client. ' +
-      'Ratios are API / baseline C (1.0 = the cost of the I/O alone; above 1 by CPU is cheaper). Allocation is the ' +
-      "sum of V8's `allocated=` over the collections of the measured seconds (`--trace-gc-nvp`) per request.",
+    '## The hot routes against the same I/O: node:http, Nest on Fastify, Nest on Express, paired rounds',
+    "Three servers make only each route's own I/O, the same code (bench/servers/same-io.ts) on the same pg, ioredis " +
+      "and bullmq: one limiter script call (the API's Lua), then the pet read by primary key, the same list query, or " +
+      'the message + outbox INSERT and one queue add; named statements, an auto-pipelined Redis client. The **floor** is ' +
+      'node:http alone around it (baseline-floor-http.ts: match the path, parse the JSON body, stringify the answer); ' +
+      'bare Nest 12 on Fastify (baseline-nest-fastify.ts) and baseline C, bare Nest 12 on Express ' +
+      '(baseline-io.ts), serve it from one controller. Each round measures the four in turn (order rotated); a ratio ' +
+      "is the median of the rounds' req/s ratios to the floor (min–max), 1.00 = the I/O and node:http alone. " +
+      "Allocation is the sum of V8's `allocated=` over the collections of the measured seconds " +
+      '(`--trace-gc-nvp`) per request.',
     table(
       [
         'Route',
-        'API req/s',
-        'C req/s',
-        'API CPU µs/req',
-        'C CPU µs/req',
-        '× by req/s',
-        '× by CPU',
-        'API KB/req',
-        'C KB/req',
+        ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} req/s`),
+        'Fastify ÷ floor',
+        'Express ÷ floor',
+        '**API ÷ floor**',
+        'goal',
+        'API ÷ C',
         'failed',
       ],
-      full.map(({ row, rounds }) => {
-        const [ours, theirs] = [medianRound(rounds.api), medianRound(rounds.baselineC)];
+      full.map(({ row, goal, rounds }) => {
+        const api = vsFloor(rounds, 'api');
         return [
           row,
-          n0(ours.rps),
-          n0(theirs.rps),
-          n0(ours.cpuUsPerReq),
-          n0(theirs.cpuUsPerReq),
+          ...SAME_IO_SERVERS.map((k) => n0(medianRound(rounds[k]).rps)),
+          paired(vsFloor(rounds, 'fastify')),
+          paired(vsFloor(rounds, 'baselineC')),
+          `**${paired(api)}**`,
+          goal === undefined ? '' : `≥ ${n2(goal)}: ${api.median >= goal ? 'met' : 'not met'}`,
           paired(pairedRatio(rounds.api, rounds.baselineC, 'rps')),
-          paired(pairedRatio(rounds.api, rounds.baselineC, 'cpu')),
-          n1(median(rounds.api.map(kbPerRequest))),
-          n1(median(rounds.baselineC.map(kbPerRequest))),
-          failedInAll([...rounds.api, ...rounds.baselineC]),
+          failedInAll(allRounds(rounds)),
         ];
       }),
     ),
+    "Server CPU per answered request (median round), the same ratios by CPU (the floor's µs per request over the " +
+      "server's, paired; CPU time leaves out the time a server waits for its core, req/s does not) and allocation per request:",
+    table(
+      [
+        'Route',
+        ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} CPU µs/req`),
+        ...OVER_FLOOR.map((k) => `${SAME_IO_LABELS[k]} ÷ floor by CPU`),
+        ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} KB/req`),
+      ],
+      full.map(({ row, rounds }) => [
+        row,
+        ...SAME_IO_SERVERS.map((k) => n0(medianRound(rounds[k]).cpuUsPerReq)),
+        ...OVER_FLOOR.map((k) => paired(pairedRatio(rounds[k], rounds.floor, 'cpu'))),
+        ...SAME_IO_SERVERS.map((k) => n1(median(rounds[k].map(kbPerRequest)))),
+      ]),
+    ),
   ];
   for (const { row, rounds } of rows.filter((r) => r.paced)) {
-    const ratios = rounds.api.map((m, i) => m.p99 / rounds.baselineC[i].p99);
+    const p99To = (k: SameIoServer, base: SameIoServer) => rounds[k].map((m, i) => m.p99 / rounds[base][i].p99);
+    const spread = (v: number[]) => `${n2(median(v))}× median of rounds (${n2(Math.min(...v))}–${n2(Math.max(...v))})`;
     out.push(
-      `### ${row}, evenly spaced, against baseline C's POST`,
+      `### ${row}, evenly spaced: p99 against the floor's`,
       table(
         [
           'round',
-          'C p50 ms',
-          'C p99 ms',
-          'API p50 ms',
-          'API p99 ms',
-          'p99 ratio',
-          'API KB/req',
-          'C KB/req',
+          ...SAME_IO_SERVERS.map((k) => `${SAME_IO_LABELS[k]} p50 / p99 ms`),
+          'API p99 ÷ floor',
+          'API p99 ÷ C',
           'API longest GC pause ms',
-          'API pauses > 10 ms',
-          'API CPU µs/req',
+          'API KB/req',
         ],
-        rounds.api.map((m, i) => {
-          const c = rounds.baselineC[i];
-          return [
-            String(i + 1),
-            n2(c.p50),
-            n2(c.p99),
-            n2(m.p50),
-            n2(m.p99),
-            n2(m.p99 / c.p99),
-            n1(kbPerRequest(m)),
-            n1(kbPerRequest(c)),
-            n1(longestPause(m)),
-            n0(m.gc?.pausesMs.filter((p) => p > 10).length ?? NaN),
-            n0(m.cpuUsPerReq),
-          ];
-        }),
+        rounds.api.map((m, i) => [
+          String(i + 1),
+          ...SAME_IO_SERVERS.map((k) => `${n2(rounds[k][i].p50)} / ${n2(rounds[k][i].p99)}`),
+          n2(m.p99 / rounds.floor[i].p99),
+          n2(m.p99 / rounds.baselineC[i].p99),
+          n1(longestPause(m)),
+          n1(kbPerRequest(m)),
+        ]),
       ),
-      `p99 ratio ${n2(median(ratios))}× median of rounds (${n2(Math.min(...ratios))}–${n2(Math.max(...ratios))}); ` +
-        `failed ${failedInAll([...rounds.api, ...rounds.baselineC])}.`,
+      `API p99 ÷ floor p99 ${spread(p99To('api', 'floor'))}, goal ≤ 1.50 every round: ` +
+        `${p99To('api', 'floor').every((r) => r <= 1.5) ? 'met' : 'not met'}; Nest on Fastify ÷ floor ` +
+        `${spread(p99To('fastify', 'floor'))}; C ÷ floor ${spread(p99To('baselineC', 'floor'))}; ` +
+        `API ÷ C ${spread(p99To('api', 'baselineC'))}; failed ${failedInAll(allRounds(rounds))}.`,
     );
   }
   return out.join('\n\n') + '\n';

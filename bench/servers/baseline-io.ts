@@ -1,110 +1,13 @@
 // Baseline C: bare NestJS (Express) making the hot routes' own I/O and nothing else, on the same
-// @nestjs/*, pg, ioredis and bullmq: the limit of our design (docs/internals/benchmarks.md).
+// @nestjs/*, pg, ioredis and bullmq: the limit of our design (docs/internals/benchmarks.md). The I/O is
+// bench/servers/same-io.ts, shared with the node:http floor and bare Nest on Fastify.
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
-import { Body, Controller, Get, HttpCode, Inject, Module, Param, Post, Query } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Queue } from 'bullmq';
-import Redis from 'ioredis';
-import { Pool } from 'pg';
-import { rateLimitLua } from '../../libs/access/src/rate-limit.lua';
-import { PET_COLUMNS } from '@app/catalog';
-
-const ACCOUNT_ID = Number(process.env.BASELINE_ACCOUNT_ID);
-const redis = new Redis(process.env.REDIS_URL!, { enableAutoPipelining: true, maxRetriesPerRequest: null });
-const pool = new Pool({
-  connectionString: process.env.DATABASE_URL,
-  max: Number(process.env.DATABASE_POOL_SIZE ?? 20),
-});
-const queue = new Queue('baseline-messages', {
-  connection: new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }),
-});
-redis.defineCommand('limit', { lua: rateLimitLua({ banStrikes: 5, banMs: 60_000, graceMs: 1_000 }), numberOfKeys: 6 });
-
-/** One limiter-shaped script call per request: both windows, ban and strikes, the usage hash. */
-function limit(): Promise<unknown> {
-  const k = `baseline:{${ACCOUNT_ID}}`;
-  const now = Date.now();
-  return (redis as unknown as { limit(...args: (string | number)[]): Promise<unknown> }).limit(
-    `${k}:m`,
-    `${k}:d`,
-    `${k}:ban`,
-    `${k}:strikes`,
-    `${k}:refused`,
-    `${k}:usage`,
-    1e9,
-    1e9,
-    '1',
-    'consume',
-    now,
-  );
-}
-
-const GET_PET = `SELECT ${PET_COLUMNS} FROM pets p WHERE p.account_id = $1 AND p.id = $2`;
-const LIST_PETS = `SELECT ${PET_COLUMNS} FROM pets p WHERE (p.account_id, p.id) > ($1, $2) AND p.account_id <= $1
-  ORDER BY p.account_id, p.id LIMIT $3`;
-const INSERT_MESSAGE = `WITH m AS (
-    INSERT INTO messages (id, account_id, message, status, attempts, created_at) VALUES ($1, $2, $3, 'queued', 0, now())
-  ) INSERT INTO outbox (queue, job_name, job_id, payload) VALUES ('baseline-messages', 'message.process', $1, $4::jsonb)`;
-
-interface PetRow {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: string;
-}
-const view = (p: PetRow) => ({ id: Number(p.id), name: p.name, categoryId: Number(p.categoryId), status: p.status });
-
-@Controller()
-class SameIoController {
-  constructor(@Inject('pool') private readonly db: Pool) {}
-
-  @Get('pets/:id')
-  async getOne(@Param('id') id: string): Promise<object> {
-    await limit();
-    const { rows } = await this.db.query<PetRow>({ name: 'get-pet', text: GET_PET, values: [ACCOUNT_ID, id] });
-    return view(rows[0]);
-  }
-
-  @Get('pets')
-  async list(@Query('limit') limitParam?: string): Promise<object[]> {
-    await limit();
-    const n = Number(limitParam ?? 20);
-    const { rows } = await this.db.query<PetRow>({
-      name: 'list-pets',
-      text: LIST_PETS,
-      values: [ACCOUNT_ID, 0, n + 1],
-    });
-    return rows.slice(0, n).map(view);
-  }
-
-  @Post('messages')
-  @HttpCode(202)
-  async accept(@Body() body: { message: string }): Promise<object> {
-    await limit();
-    const id = `msg_${randomBytes(14).toString('hex')}`;
-    const payload = { accountId: ACCOUNT_ID, messageId: id };
-    await this.db.query({
-      name: 'insert-message',
-      text: INSERT_MESSAGE,
-      values: [id, ACCOUNT_ID, body.message, JSON.stringify(payload)],
-    });
-    await queue.add('message.process', payload, { jobId: id, removeOnComplete: true });
-    return { id, message: body.message, status: 'queued', createdAt: new Date().toISOString() };
-  }
-
-  @Get('ready')
-  ready(): object {
-    return { ok: true };
-  }
-}
-
-@Module({ controllers: [SameIoController], providers: [{ provide: 'pool', useValue: pool }] })
-class BaselineIoModule {}
+import { SameIoModule } from './same-io-nest';
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(BaselineIoModule, { logger: ['error'] });
+  const app = await NestFactory.create<NestExpressApplication>(SameIoModule, { logger: ['error'] });
   app.enableShutdownHooks();
   const server = await app.listen(Number(process.env.PORT));
   server.keepAliveTimeout = 5_000;
