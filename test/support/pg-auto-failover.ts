@@ -1,10 +1,10 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { freePort } from './free-port';
+import { postgresTempDir } from './postgres-user';
 
 const run = promisify(execFile);
 /** Debian's postgresql-15-auto-failover is built for this server. */
@@ -54,12 +54,7 @@ export class PgAutoFailover {
   ) {}
 
   static async start(): Promise<PgAutoFailover> {
-    const dir = mkdtempSync(join(tmpdir(), 'petstore-pg-auto-failover-'));
-    if (process.getuid?.() === 0) {
-      const [uid, gid] = postgresIds();
-      chownSync(dir, uid, gid);
-      chmodSync(dir, 0o755);
-    }
+    const dir = postgresTempDir('petstore-pg-auto-failover-');
     const node = async (name: string): Promise<Node> => ({ name, port: await freePort(), pgdata: join(dir, name) });
     const formation = new PgAutoFailover(dir, await node('monitor'), [await node('node1'), await node('node2')]);
     try {
@@ -301,14 +296,4 @@ export class PgAutoFailover {
 
 function common(): string[] {
   return ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--pgctl', PG_CTL];
-}
-
-function postgresIds(): [number, number] {
-  const [uid, gid] = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('postgres:'))!
-    .split(':')
-    .slice(2, 4)
-    .map(Number);
-  return [uid, gid];
 }

@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port';
+import { postgresTempDir, postgresUser } from './postgres-user';
 
 /**
  * A real PgBouncer (Debian's package, as operators run it) in transaction mode in front of the
@@ -21,7 +21,7 @@ export class PgBouncer {
   /** `postgresUrl`'s database through the pooler, with at most `poolSize` server connections. */
   static async inFrontOf(postgresUrl: string, poolSize: number): Promise<PgBouncer> {
     const target = new URL(postgresUrl);
-    const dir = mkdtempSync(join(tmpdir(), 'petstore-pgbouncer-'));
+    const dir = postgresTempDir('petstore-pgbouncer-');
     const port = await freePort();
     writeFileSync(join(dir, 'userlist.txt'), `"${target.username || 'postgres'}" ""\n`);
     writeFileSync(
@@ -42,17 +42,7 @@ export class PgBouncer {
       ].join('\n'),
     );
     // PgBouncer refuses to run as root: as root (CI), it drops to the postgres user.
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      const [uid, gid] = readFileSync('/etc/passwd', 'utf8')
-        .split('\n')
-        .find((line) => line.startsWith('postgres:'))!
-        .split(':')
-        .slice(2, 4)
-        .map(Number);
-      chownSync(dir, uid, gid);
-      chmodSync(dir, 0o755);
-    }
+    const asRoot = postgresUser() !== undefined;
     const child = spawn('pgbouncer', [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -1,24 +1,14 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from './free-port';
+import { postgresUser } from './postgres-user';
 
 const BIN = join('/usr/lib/postgresql', readdirSync('/usr/lib/postgresql').sort().pop()!, 'bin');
 
-/** Runs a Postgres binary, as the postgres user when we are root (Postgres refuses to run as root). */
-function asPostgres(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  const [uid, gid] = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('postgres:'))!
-    .split(':')
-    .slice(2, 4)
-    .map(Number);
-  return { uid, gid };
-}
 
 /**
  * A primary and a streaming replica of the machine's Postgres binaries, for one test file: the
@@ -35,9 +25,10 @@ export class PostgresReplica {
   ) {}
 
   static async start(): Promise<PostgresReplica> {
-    const user = asPostgres();
+    // Postgres binaries run as the postgres user when we are root.
+    const user = postgresUser();
     const dir = mkdtempSync(join(tmpdir(), 'petstore-replica-'));
-    if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
+    if (user) chownSync(dir, user.uid, user.gid);
     const run = (bin: string, args: string[]) => execFileSync(join(BIN, bin), args, { ...user, stdio: 'pipe' });
     const [primaryPort, replicaPort] = [await freePort(), await freePort()];
     const primaryData = join(dir, 'primary');
@@ -70,7 +61,7 @@ export class PostgresReplica {
     return cluster;
   }
 
-  private static server(data: string, port: number, user: { uid?: number; gid?: number }): ChildProcess {
+  private static server(data: string, port: number, user: ReturnType<typeof postgresUser>): ChildProcess {
     return spawn(
       join(BIN, 'postgres'),
       [
