@@ -37,7 +37,7 @@ export class RedisBroadcast {
   }
 
   /** The channel Redis sees for `name`. */
-  channel(name: string): string {
+  private channel(name: string): string {
     return `${this.scope}:${name}`;
   }
 
