@@ -1,12 +1,12 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AppConfig, loadConfig } from '@app/config';
 import { AppModule } from '../apps/api/src/app.module';
 import { configureApp } from '../apps/api/src/configure-app';
-import { serve } from '../apps/api/src/http-server';
+import { ApiHttpServer } from '../apps/api/src/http-server';
 import { MetricsServerService } from '../apps/api/src/metrics/metrics-server.service';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
 import { closeAll, startWorker } from './support/test-apps';
@@ -23,7 +23,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  */
 describe('BIND_ADDRESS', () => {
   describe('set to 127.0.0.1', () => {
-    let app: NestExpressApplication;
+    let app: NestFastifyApplication;
     let server: Server;
     let worker: INestApplicationContext;
     const before = Object.fromEntries(SIGNALS.map((s) => [s, process.listeners(s)]));
@@ -34,10 +34,14 @@ describe('BIND_ADDRESS', () => {
         .overrideProvider(AppConfig)
         .useValue(config)
         .compile();
-      app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+      const apiServer = new ApiHttpServer(config);
+      app = moduleRef.createNestApplication<NestFastifyApplication>(apiServer.adapter(), {
+        bodyParser: false,
+        logger: false,
+      });
       configureApp(app);
       // As main.ts serves it (its signal handlers are removed after).
-      server = await serve(app, config);
+      server = await apiServer.serve(app);
       worker = await startWorker({ BIND_ADDRESS: '127.0.0.1' });
     });
     afterAll(async () => {

@@ -1,19 +1,19 @@
-// The REAL RequestGateMiddleware in front of a trivial route; argv[2]: none, auth (identify()
+// The REAL RequestGate hook in front of a trivial route; argv[2]: none, auth (identify()
 // alone: no limiter, no rate-limit headers) or gate (the whole gate).
 import 'reflect-metadata';
-import { RequestListener } from 'node:http';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccessModule, PlanRateLimiter } from '@app/access';
-import { ConfigModule } from '@app/config';
+import { AppConfig, Clock, ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
-import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
-import { RouteTable, UNROUTED } from '../../apps/api/src/policy/route-table';
-import { createApiServer } from '../../apps/api/src/http-server';
+import { ProxyTrustWatch } from '../../apps/api/src/gate/proxy-trust-watch';
+import { REQUEST_GATE_FIELDS, RequestGate } from '../../apps/api/src/gate/request-gate.hook';
+import { Policy, PublicGet } from '../../apps/api/src/policy/route-policy.decorator';
 import { FIXED_BODY } from './fixed-body';
 
 const mode = process.argv[2] as 'none' | 'auth' | 'gate';
@@ -21,12 +21,14 @@ if (!['none', 'auth', 'gate'].includes(mode)) throw new Error('usage: gate-app.t
 
 @Controller()
 class TrivialController {
+  // As the API's routes declare it: a read, on the account's budget.
   @Get('v1/bench/fixed')
+  @Policy({ scope: 'read' })
   fixed(): object {
     return FIXED_BODY;
   }
 
-  @Get('ready')
+  @PublicGet('ready')
   ready(): string {
     return 'ok';
   }
@@ -44,38 +46,31 @@ class TrivialController {
   controllers: [TrivialController],
   providers: [
     PlanRateLimiter,
-    RequestGateMiddleware,
-    // As the API's table would hold it: a read, on the account's budget.
-    {
-      provide: RouteTable,
-      useValue: new RouteTable([
-        { method: 'GET', path: '/v1/bench/fixed', operationId: 'fixed', policy: { ...UNROUTED, scope: 'read' } },
-      ]),
-    },
+    RequestGate,
+    { provide: ProxyTrustWatch, inject: [AppConfig, Clock], useFactory: ProxyTrustWatch.of },
   ],
 })
 class GateBenchModule {}
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(GateBenchModule, {
+  const app = await NestFactory.create<NestFastifyApplication>(GateBenchModule, new FastifyAdapter(), {
     logger: ['error'],
     bodyParser: false,
   });
-  const gate = app.get(RequestGateMiddleware);
-  type Req = Parameters<RequestGateMiddleware['use']>[0];
-  type Res = Parameters<RequestGateMiddleware['use']>[1];
-  const authOnly = (req: Req, res: Res, next: (err?: unknown) => void) =>
+  const fastify = app.getHttpAdapter().getInstance();
+  for (const field of REQUEST_GATE_FIELDS) fastify.decorateRequest(field, null);
+  const gate = app.get(RequestGate);
+  const authOnly = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (req.routeOptions.config.public) return done();
     gate.identify(req.headers.authorization, Date.now()).then(({ auth, failure }) => {
-      res.locals.auth = auth;
-      next(failure);
-    }, next);
-  const front = { auth: authOnly, gate: gate.use.bind(gate) }[mode as 'auth' | 'gate'];
-  if (front)
-    app.use((req: Req, res: Res, next: () => void) => (req.path === '/ready' ? next() : front(req, res, next)));
+      req.auth = auth ?? null;
+      done(failure as Error | undefined);
+    }, done);
+  };
+  const front = { auth: authOnly, gate: gate.onRequest }[mode as 'auth' | 'gate'];
+  if (front) fastify.addHook('onRequest', front);
   app.enableShutdownHooks();
-  await app.init();
-  // As in production.
-  createApiServer(app.getHttpAdapter().getInstance() as RequestListener).listen(Number(process.env.PORT));
+  await app.listen(Number(process.env.PORT), '127.0.0.1');
 }
 
 void main();

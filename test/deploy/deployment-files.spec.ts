@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '@app/config';
 import { queuePrefix } from '@app/jobs';
-import { publicRoutesOf } from '../../apps/api/src/gate/public-routes';
+import { publicPathsOf } from '../../apps/api/src/policy/route-policy.decorator';
 import { HealthController } from '../../apps/api/src/health/health.controller';
 import { WorkerJobs } from '../../apps/worker/src/runtime/worker-jobs';
 import { JOBS } from '../../apps/worker/src/worker.module';
@@ -28,7 +28,7 @@ const applications = Object.entries(nestCli.projects as Record<string, { type: s
 // tsc keeps the source tree under dist/: apps/<app>/src/main.ts becomes dist/apps/<app>/src/main.js.
 const builtEntryPoints = applications.map((name) => `dist/apps/${name}/src/main.js`);
 /** The API's public routes (no key, no limit); the worker's ops server answers the same paths. */
-const PROBE_PATHS = publicRoutesOf([HealthController]);
+const PROBE_PATHS = publicPathsOf([HealthController]).map((path) => `/${path}`);
 
 function docs(file: string): any[] {
   return parseAllDocuments(readFileSync(file, 'utf8'), { merge: true }).map((d) => {

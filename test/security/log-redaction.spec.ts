@@ -19,7 +19,7 @@ function logged(url: string, headers: Record<string, string> = {}) {
     writableFinished: true,
     setHeader: (name: string, value: unknown) => (echoed[name] = value),
   }) as unknown as ServerResponse;
-  accessLog(logger)(req, res, () => undefined);
+  accessLog(logger)(req, res, undefined);
   res.emit('close');
   return { line: lines[0], requestId: echoed['X-Request-Id'] as string };
 }

@@ -1,8 +1,8 @@
 import { INestApplication, INestApplicationContext } from '@nestjs/common';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { RequestListener } from 'node:http';
+import { RequestListener, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import Redis, { Cluster } from 'ioredis';
 import { AccountsService } from '@app/access';
@@ -10,7 +10,7 @@ import { AppConfig, Clock, loadConfig } from '@app/config';
 import { Plan } from '@app/access';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
-import { createApiServer } from '../../apps/api/src/http-server';
+import { ApiHttpServer } from '../../apps/api/src/http-server';
 import { MetricsServerService } from '../../apps/api/src/metrics/metrics-server.service';
 import { JobQueues } from '@app/jobs';
 import { OpsServerService } from '../../apps/worker/src/ops/ops-server.service';
@@ -62,12 +62,21 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** The real API (same middleware chain and server as production) on a random port; `wrap` sees every request first. */
+/**
+ * The real API (same hooks and server as production) on a random port; `wrap` sees every request first, `probe` the
+ * configured app before it starts (a test's own hooks).
+ */
 export async function startApi(
   env: EnvOverrides = {},
-  opts: { clock?: Clock; wrap?: (app: RequestListener) => RequestListener } = {},
+  opts: {
+    clock?: Clock;
+    wrap?: (app: RequestListener) => RequestListener;
+    probe?: (app: NestFastifyApplication) => void;
+  } = {},
 ): Promise<RunningApi> {
   const config = loadConfig({ ...process.env, ...env });
+  const apiServer = new ApiHttpServer(config, { wrap: opts.wrap });
+  let server!: Server;
   const app = await booted(
     async () => {
       const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
@@ -76,17 +85,18 @@ export async function startApi(
         .overrideProvider(Clock)
         .useValue(opts.clock ?? new Clock())
         .compile();
-      return moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+      return moduleRef.createNestApplication<NestFastifyApplication>(apiServer.adapter(), {
+        bodyParser: false,
+        logger: false,
+      });
     },
-    (created) => {
+    async (created) => {
       configureApp(created);
+      opts.probe?.(created);
       // On the production server (serve() in main.ts), without its signal handling.
-      return created.init();
+      server = await apiServer.listen(created, 0, '127.0.0.1');
     },
   );
-  const handler = app.getHttpAdapter().getInstance() as RequestListener;
-  const server = createApiServer(opts.wrap ? opts.wrap(handler) : handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = async () => {
     const closed = new Promise((resolve) => server.close(resolve));

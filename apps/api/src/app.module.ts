@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
-import { ConfigModule } from '@app/config';
+import { AppConfig, Clock, ConfigModule } from '@app/config';
 import { featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
 import { AllExceptionsFilter, ApiValidationPipe } from '@app/errors';
@@ -11,7 +11,8 @@ import { AccountController } from './account/account.controller';
 import { CategoriesController } from './categories/categories.controller';
 import { EventsController } from './events/events.controller';
 import { StreamKeyWatch } from './events/stream-key-watch';
-import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import { ProxyTrustWatch } from './gate/proxy-trust-watch';
+import { RequestGate } from './gate/request-gate.hook';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { KeysController } from './keys/keys.controller';
@@ -24,7 +25,7 @@ import { OrdersController } from './store/orders.controller';
 import { UsageController } from './usage/usage.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { MetricsServerService } from './metrics/metrics-server.service';
-import { ROUTE_TABLE_PROVIDER } from './policy/route-table';
+import { RouteRegistry } from './policy/route-registry';
 
 /** In this order in the OpenAPI document (and its generated clients). */
 export const API_CONTROLLERS = [
@@ -45,7 +46,7 @@ export const API_CONTROLLERS = [
 @Module({
   imports: [
     ConfigModule,
-    // The route table and PublicPaths read the handlers' @Policy and @PublicGet.
+    // configureApp reads the handlers' @PublicGet.
     DiscoveryModule,
     DatabaseModule.forRoot('api'),
     RedisModule,
@@ -56,8 +57,9 @@ export const API_CONTROLLERS = [
   ],
   controllers: API_CONTROLLERS,
   providers: [
-    ROUTE_TABLE_PROVIDER,
-    RequestGateMiddleware,
+    RouteRegistry,
+    RequestGate,
+    { provide: ProxyTrustWatch, inject: [AppConfig, Clock], useFactory: ProxyTrustWatch.of },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     TracingFlushService,

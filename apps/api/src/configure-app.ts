@@ -1,34 +1,24 @@
-import { INestApplication, Logger } from '@nestjs/common';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { INestApplication, Type } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { AppConfig, Clock } from '@app/config';
-import {
-  accessLog,
-  observeHttpRequest,
-  httpTracingMiddleware,
-  PinoNestLogger,
-  rootLogger,
-  tracingEnabled,
-} from '@app/observability';
-import { consoleAssets, consoleDirectory } from './console/console-assets';
-import { jsonBody, rejectNulInUrl, requireJsonContentType } from './gate/body-parsing';
-import { methodNotAllowed } from './gate/method-not-allowed.middleware';
-import { mountsOutside, notFound, notFoundOutside } from './gate/not-found.middleware';
-import { ProxyTrustWatch, TrustFn } from './gate/proxy-trust-watch.middleware';
-import { PublicPaths } from './gate/public-routes';
-import { RequestGateMiddleware } from './gate/request-gate.middleware';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { AppConfig } from '@app/config';
+import { PinoNestLogger, rootLogger } from '@app/observability';
+import { CONSOLE_CSP, consoleDirectory } from './console/console-assets';
+import { acceptJsonBodies } from './gate/body-parsing';
+import { REQUEST_GATE_FIELDS, RequestGate } from './gate/request-gate.hook';
 import { docsPageDocument } from './openapi/docs-page-document';
-import { serveDocument } from './openapi/document-serving.middleware';
+import { documentRoute } from './openapi/document.route';
 import { buildOpenApiDocument, configuredSunsets } from './openapi/openapi-document';
-import { Middleware, oneLayer } from './pipeline/one-layer';
-import { securityHeaders } from './pipeline/security-headers';
-import { API_PREFIX, RouteTable } from './policy/route-table';
+import { publicPathsOf } from './policy/route-policy.decorator';
+import { API_PREFIX, RouteRegistry } from './policy/route-registry';
 
 // No API key, no rate limit.
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
 const CONSOLE_PATH = '/console';
-const MOUNTS = [...DOCUMENT_PATHS, DOCS_PATH, CONSOLE_PATH];
 
 // Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
 // Inline styles stay (swagger-ui sets them); data: images are its icons.
@@ -44,51 +34,67 @@ const DOCS_CSP = [
   "base-uri 'none'",
 ].join('; ');
 
-/** Used by main.ts and by the tests, so the tests exercise exactly the production stack. */
-export function configureApp(app: NestExpressApplication): INestApplication {
-  const config = app.get(AppConfig);
-  const gate = app.get(RequestGateMiddleware);
-  const routes = app.get(RouteTable);
-  const publicPaths = PublicPaths.of(app, [DOCS_PATH, CONSOLE_PATH], DOCUMENT_PATHS);
-  app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
-  app.set('trust proxy', typeof config.trustProxy === 'number' ? config.trustProxy || false : config.trustProxy);
-  app.set('etag', false);
-  app.disable('x-powered-by');
-  // First, so the server span covers the whole stack.
-  if (tracingEnabled()) app.use(httpTracingMiddleware);
-  const trustFn = (app.getHttpAdapter().getInstance() as { get(name: string): TrustFn }).get('trust proxy fn');
-  const trustWatch = new ProxyTrustWatch(trustFn, app.get(Clock), new Logger(ProxyTrustWatch.name));
-  const front = [
-    accessLog(rootLogger(config, 'api'), observeHttpRequest),
-    trustWatch.use,
-    securityHeaders(),
-  ];
-  // Kept serialised only: the parsed document is thousands of objects for every mark-compact to walk.
-  const document = JSON.stringify(buildOpenApiDocument(app, { routes, sunsets: configuredSunsets(config) }));
-  const intake = [
-    rejectNulInUrl,
-    methodNotAllowed(routes),
-    requireJsonContentType,
-    jsonBody(config.bodyLimitBytes),
-    notFoundOutside(API_PREFIX, publicPaths.routes, MOUNTS),
-  ];
-  const open = oneLayer(...intake);
-  const gated = oneLayer((req, res, next) => gate.use(req, res, next), ...intake);
-  const admit: Middleware = (req, res, next) => (publicPaths.has(req.path) ? open : gated)(req, res, next);
-  // CORS answers a preflight after the headers and before the gate, in Nest's layer; without it, one layer does all.
-  if (config.corsOrigins.length) {
-    app.use(oneLayer(...front));
-    app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
-    app.use(admit);
-  } else app.use(oneLayer(...front, admit));
-  app.setGlobalPrefix(API_PREFIX, { exclude: publicPaths.routes.map((path) => path.slice(1)) });
+// Headers for legacy browsers, Flash and HTML documents are left out: each costs every answer.
+const SECURITY_HEADERS = {
+  contentSecurityPolicy: false,
+  crossOriginEmbedderPolicy: false,
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
+} as const;
 
-  app.use(DOCUMENT_PATHS, serveDocument(document));
-  app.use(DOCS_PATH, (_req: unknown, res: { setHeader: (name: string, value: string) => void }, next: () => void) => {
-    res.setHeader('Content-Security-Policy', DOCS_CSP);
-    next();
-  });
-  app.use(CONSOLE_PATH, consoleAssets(consoleDirectory()));
+const below = (url: string, mount: string) => url === mount || url.startsWith(`${mount}/`);
+
+/** The static pages' routes (swagger-ui's, the console's): public, each with its own headers. */
+function mountsArePublic(route: RouteOptions): void {
+  const headers: Record<string, string> | undefined = below(route.url, DOCS_PATH)
+    ? { 'Content-Security-Policy': DOCS_CSP }
+    : below(route.url, CONSOLE_PATH)
+      ? { 'Content-Security-Policy': CONSOLE_CSP, 'Cache-Control': 'no-cache' }
+      : undefined;
+  if (!headers) return;
+  route.config = { ...route.config, public: true };
+  const own = async (_req: FastifyRequest, reply: FastifyReply) => void reply.headers(headers);
+  route.onRequest = [...[route.onRequest ?? []].flat(), own];
+}
+
+/** Used by main.ts and by the tests, so the tests exercise exactly the production stack. */
+export function configureApp(app: NestFastifyApplication): INestApplication {
+  const config = app.get(AppConfig);
+  const fastify = app.getHttpAdapter().getInstance();
+  app.useLogger(new PinoNestLogger(rootLogger(config, 'api')));
+  app.useSecurityHeaders(SECURITY_HEADERS);
+  // A preflight is answered in Nest's CORS hook, before the gate.
+  if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
+  for (const field of REQUEST_GATE_FIELDS) fastify.decorateRequest(field, null);
+  acceptJsonBodies(fastify);
+  fastify.addHook('onRequest', app.get(RequestGate).onRequest);
+  fastify.addHook('onRoute', mountsArePublic);
+  app.get(RouteRegistry).watch(fastify);
+
+  const controllers = app.get(DiscoveryService).getControllers();
+  app.setGlobalPrefix(API_PREFIX, { exclude: publicPathsOf(controllers.map((c) => c.metatype as Type)) });
+
+  // Kept serialised only: the parsed document is thousands of objects for every mark-compact to walk.
+  const document = JSON.stringify(buildOpenApiDocument(app, { sunsets: configuredSunsets(config) }));
+  const serveDocument = documentRoute(document);
+  for (const url of DOCUMENT_PATHS) fastify.get(url, { config: { public: true } }, serveDocument);
+  const consoleRoot = consoleDirectory();
+  if (consoleRoot) {
+    void fastify.register(fastifyStatic, {
+      root: consoleRoot,
+      prefix: `${CONSOLE_PATH}/`,
+      index: false,
+      cacheControl: false,
+    });
+    // The page links its files relatively: /console goes to /console/, which the router takes for the same route.
+    fastify.get(CONSOLE_PATH, (req, reply) =>
+      req.url.split('?')[0].endsWith('/') ? reply.sendFile('index.html') : reply.redirect(`${CONSOLE_PATH}/`, 301),
+    );
+  }
   SwaggerModule.setup(DOCS_PATH.slice(1), app, docsPageDocument(document), {
     customSiteTitle: 'Pet Store API reference',
     // The document is served at DOCUMENT_PATHS only, built once (no /docs-json or /docs-yaml twins).
@@ -96,7 +102,5 @@ export function configureApp(app: NestExpressApplication): INestApplication {
     // The page talks to this origin only.
     swaggerOptions: { url: DOCUMENT_PATHS[0], validatorUrl: null },
   });
-  // Last of the mounts, so what they do not serve gets the Error body; at their paths only, so /v1 skips it.
-  app.use(mountsOutside(API_PREFIX, MOUNTS), notFound);
   return app;
 }

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
 import {
   initTracing,
@@ -13,7 +13,7 @@ import {
 } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
-import { serve } from './http-server';
+import { ApiHttpServer } from './http-server';
 
 // Bounds the API's RSS at no throughput cost (docs/internals/decisions.md); read at each full GC.
 setFlagsFromString('--heap-growing-percent=50');
@@ -25,14 +25,15 @@ startOrExit('api', async () => {
   await requirePortsFree({ PORT: config.port, METRICS_PORT: config.metricsPort }, config.bindAddress);
   // An unreachable Postgres is one line, not TypeORM's retries; without Redis the API serves degraded.
   await requirePostgres(config.databaseUrl, config.databaseHosts);
+  const server = new ApiHttpServer(config);
   // Nothing printed by Nest's console logger, and a start-up error comes back here (abortOnError).
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, server.adapter(), {
     bodyParser: false,
     logger: new PinoNestLogger(rootLogger(config, 'api')),
     abortOnError: false,
   });
   configureApp(app);
-  await serve(app, config);
+  await server.serve(app);
   // Booted: what is loaded now stays loaded (docs/internals/decisions.md, "What the API's heap holds").
   shareModuleSearchPaths();
 });

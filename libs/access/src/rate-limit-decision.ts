@@ -1,4 +1,3 @@
-import { HeaderBlock, HeaderTarget } from '@app/observability';
 import { Limits } from './plan-limits';
 
 export type WindowName = 'minute' | 'day';
@@ -60,17 +59,10 @@ function windowState(name: WindowName, limit: number, used: number, resetAtMs: n
   return { name, limit, used, remaining: Math.max(0, limit - used), resetAtMs };
 }
 
-// Set on every answer, by the gate alone: one entry of Node's header table (decisions.md, "POST /v1/messages without
-// parameter pipes; headers set together").
-const RATE_LIMIT_BLOCK = new HeaderBlock([
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'X-RateLimit-Used',
-  'X-RateLimit-Resource',
-  'RateLimit-Policy',
-  'RateLimit',
-]);
+/** What the headers are set on: Fastify's reply, or a plain record. */
+export interface HeaderTarget {
+  header(name: string, value: string): unknown;
+}
 
 // The policy and the reset change once a plan or a minute: the last ones are reused (one plan, one minute at a time).
 let policyOf = { minute: 0, day: 0, text: '', minuteLimit: '', dayLimit: '' };
@@ -90,22 +82,19 @@ export function setRateLimitHeaders(target: HeaderTarget, d: RateLimitDecision, 
   const remaining = String(r.remaining);
   const limit =
     r.limit === policyOf.minute ? policyOf.minuteLimit : r.limit === policyOf.day ? policyOf.dayLimit : String(r.limit);
-  // Digits, window names and the policy's fixed text: valid header values, as HeaderBlock requires.
-  RATE_LIMIT_BLOCK.set(target, [
-    limit,
-    remaining,
-    resetOf.text,
-    String(r.used),
-    r.name,
-    policyOf.text,
-    `"${r.name}";r=${remaining};t=${secondsToReset}`,
-  ]);
-  if (d.retryAfterSeconds !== undefined) target.setHeader('Retry-After', String(d.retryAfterSeconds));
+  target.header('X-RateLimit-Limit', limit);
+  target.header('X-RateLimit-Remaining', remaining);
+  target.header('X-RateLimit-Reset', resetOf.text);
+  target.header('X-RateLimit-Used', String(r.used));
+  target.header('X-RateLimit-Resource', r.name);
+  target.header('RateLimit-Policy', policyOf.text);
+  target.header('RateLimit', `"${r.name}";r=${remaining};t=${secondsToReset}`);
+  if (d.retryAfterSeconds !== undefined) target.header('Retry-After', String(d.retryAfterSeconds));
 }
 
 /** The headers `setRateLimitHeaders` sets, by name. */
 export function rateLimitHeaders(d: RateLimitDecision, nowMs: number): Record<string, string> {
   const headers: Record<string, string> = {};
-  setRateLimitHeaders({ setHeader: (name, value) => (headers[name] = value) }, d, nowMs);
+  setRateLimitHeaders({ header: (name, value) => (headers[name] = value) }, d, nowMs);
   return headers;
 }

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 
@@ -21,7 +21,21 @@ export function isUnavailableError(err: unknown): boolean {
   );
 }
 
-function fromHttpException(e: HttpException): ApiError {
+// What Fastify refuses itself (its error's code, under the HttpException Nest makes of it).
+const FASTIFY_ERRORS: Record<string, (req: FastifyRequest) => ApiError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: (req) =>
+    new ApiError('payload_too_large', `The request body exceeds ${req.routeOptions.bodyLimit} bytes`),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError('unsupported_media_type', 'Send the body with Content-Type: application/json'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new ApiError('malformed_request', 'Content-Length does not match the body sent'),
+  FST_ERR_BAD_URL: () => new ApiError('invalid_parameter', 'The URL is not valid percent-encoded UTF-8'),
+};
+
+function fromHttpException(e: HttpException, req: FastifyRequest): ApiError {
+  const fastifyCode = (e.cause as { code?: string } | undefined)?.code;
+  const fromFastify = fastifyCode === undefined ? undefined : FASTIFY_ERRORS[fastifyCode];
+  if (fromFastify) return fromFastify(req);
   const status = e.getStatus();
   const byStatus: Record<number, [ErrorCode, string]> = {
     400: ['invalid_json', 'The request body is not valid JSON'],
@@ -41,20 +55,24 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    const error = this.toApiError(exception, res.getHeader('X-Request-Id'));
-    if (res.headersSent) {
-      res.end();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const error = this.toApiError(exception, reply);
+    if (reply.sent) {
+      reply.raw.end();
       return;
     }
-    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.status(error.status).type('application/json').send(JSON.stringify(error.toBody()));
+    void reply
+      .headers(error.headers)
+      .code(error.status)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(error.toBody()));
   }
 
-  /** `reqId` ties a logged failure to the access-log line and to what the client saw. */
-  private toApiError(exception: unknown, reqId: unknown): ApiError {
+  private toApiError(exception: unknown, reply: FastifyReply): ApiError {
     if (exception instanceof ApiError) return exception;
-    if (exception instanceof HttpException) return fromHttpException(exception);
+    if (exception instanceof HttpException) return fromHttpException(exception, reply.request);
+    // Ties a logged failure to the access-log line and to what the client saw.
+    const reqId = reply.getHeader('X-Request-Id');
     if (isUnavailableError(exception)) {
       this.logger.warn({ reqId, err: describe(exception) }, 'backing service unavailable');
       return new ApiError('service_unavailable', 'The service is temporarily unavailable, retry later', undefined, {

@@ -15,10 +15,14 @@ const httpDuration = new Histogram({
 });
 
 // The route label is the template, never the raw path; answers the client abandoned are left out.
-export function observeHttpRequest(req: IncomingMessage, res: ServerResponse, seconds: number): void {
+export function observeHttpRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | undefined,
+  seconds: number,
+): void {
   if (!res.writableFinished) return;
-  const route = ((req as IncomingMessage & { route?: { path?: string } }).route?.path ?? 'unmatched') as string;
-  httpDuration.observe({ method: req.method, route: String(route), status: String(res.statusCode) }, seconds);
+  httpDuration.observe({ method: req.method, route: route ?? 'unmatched', status: String(res.statusCode) }, seconds);
 }
 
 export async function metricsText(): Promise<{ contentType: string; body: string }> {

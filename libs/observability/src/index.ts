@@ -5,6 +5,5 @@ export * from './tracing';
 export * from './start-up';
 export * from './shutdown-watchdog';
 export * from './within';
-export * from './header-block';
 export * from './module-paths';
 export * from './pooled-random';

@@ -92,8 +92,13 @@ export function rootLogger(config: AppConfig, app: string): Logger {
 
 // No headers or query string, so the Authorization header never reaches a log line; no child
 // logger per request (docs/internals/decisions.md).
-/** Called once a response is done (sent or abandoned), health and metrics paths included. */
-export type RequestDone = (req: IncomingMessage, res: ServerResponse, seconds: number) => void;
+/** Called once a response is done (sent or abandoned), health and metrics paths included; `route` is its template. */
+export type RequestDone = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | undefined,
+  seconds: number,
+) => void;
 
 interface AccessLine {
   reqId: string;
@@ -106,7 +111,7 @@ interface AccessLine {
 
 // One 'close' listener per request, which `done` shares (a listener costs each request its wrapper and removal).
 export function accessLog(logger: Logger, done?: RequestDone) {
-  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+  return (req: IncomingMessage, res: ServerResponse, route: string | undefined): void => {
     const id = requestId(req, res);
     const url = req.url ?? '';
     const quiet = QUIET_PATHS.test(url);
@@ -114,7 +119,7 @@ export function accessLog(logger: Logger, done?: RequestDone) {
     // 'close' comes once per response: `on` spares the wrapper `once` makes.
     res.on('close', () => {
       const ms = performance.now() - started;
-      done?.(req, res, ms / 1000);
+      done?.(req, res, route, ms / 1000);
       if (quiet) return;
       const line: AccessLine = {
         reqId: id,
@@ -127,7 +132,6 @@ export function accessLog(logger: Logger, done?: RequestDone) {
       if (res.statusCode >= 500 && !isShed(res)) logger.error(line, 'request failed');
       else logger.info(line, 'request completed');
     });
-    next();
   };
 }
 

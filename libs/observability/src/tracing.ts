@@ -163,22 +163,26 @@ export function runInTrace<T>(
   return api.context.with(parent, () => withSpan(name, kind, attributes, fn));
 }
 
-export function httpTracingMiddleware(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+/** The server span of one request, named for its route template; `next` runs in its context. */
+export function traceHttpRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string | undefined,
+  next: () => void,
+): void {
   if (!tracing) return next();
   const { api, tracer } = tracing;
   const parent = api.propagation.extract(api.ROOT_CONTEXT, req.headers);
   const span = tracer.startSpan(
-    `${req.method} unmatched`,
-    { kind: api.SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
+    `${req.method} ${route ?? 'unmatched'}`,
+    {
+      kind: api.SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method, ...(route !== undefined && { 'http.route': route }) },
+    },
     parent,
   );
   const ctx = api.trace.setSpan(parent, span);
   res.once('close', () => {
-    const route = (req as IncomingMessage & { route?: { path?: string } }).route?.path;
-    if (route) {
-      span.updateName(`${req.method} ${route}`);
-      span.setAttribute('http.route', route);
-    }
     span.setAttribute('http.response.status_code', res.statusCode);
     if (res.statusCode >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR });
     span.end();

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -33,7 +33,7 @@ export class CategoriesController {
   async list(
     @Auth() auth: AuthContext,
     @Query() query: PageQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<CategoryView[]> {
     return page(res, '/v1/categories', query, await this.categories.list(auth.accountId, query));
   }
@@ -44,7 +44,7 @@ export class CategoriesController {
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewCategoryDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<CategoryView> {
     return created(this.idempotency, res, '/v1/categories', () => this.categories.create(auth.accountId, body));
   }
@@ -55,7 +55,7 @@ export class CategoriesController {
   async getOne(
     @Auth() auth: AuthContext,
     @Param('categoryId', ParseIdPipe) id: number,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.categories.get(auth.accountId, id));
   }
@@ -67,7 +67,7 @@ export class CategoriesController {
     @Auth() auth: AuthContext,
     @Param('categoryId', ParseIdPipe) id: number,
     @Body() body: CategoryUpdateDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
     @Headers('if-match') ifMatch?: string,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.categories.update(auth.accountId, id, body, ifMatch));

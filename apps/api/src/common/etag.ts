@@ -1,10 +1,10 @@
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { entityTags, tagOfJson } from '@app/errors';
 
 const READS = new Set(['GET', 'HEAD']);
 
-// Not Express's `fresh`, which ignores If-None-Match under `Cache-Control: no-cache`, as every
-// fetch() sending it does: that directive is for caches, not the origin.
+// If-None-Match is answered even under `Cache-Control: no-cache`, which every fetch() sending it carries (Express's
+// `fresh` ignored it there): that directive is for caches, not the origin.
 function noneMatchHits(header: string | undefined, tag: string): boolean {
   if (!header) return false;
   return entityTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === tag);
@@ -12,15 +12,15 @@ function noneMatchHits(header: string | undefined, tag: string): boolean {
 
 // Returns the JSON the tag was computed from (serialised once), or undefined for a 304. A call in
 // the handler, not an interceptor (docs/internals/decisions.md).
-export function taggedJson(res: Response, representation: object): string | undefined {
+export function taggedJson(res: FastifyReply, representation: object): string | undefined {
   const json = JSON.stringify(representation);
   const tag = tagOfJson(json);
-  res.setHeader('ETag', tag);
-  if (READS.has(res.req.method) && noneMatchHits(res.req.headers['if-none-match'], tag)) {
+  res.header('ETag', tag);
+  if (READS.has(res.request.method) && noneMatchHits(res.request.headers['if-none-match'], tag)) {
     res.status(304);
     return undefined;
   }
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.header('Content-Type', 'application/json; charset=utf-8');
   return json;
 }
 

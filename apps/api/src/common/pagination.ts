@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, Max, Min } from 'class-validator';
 import type { FeedOrder } from '@app/database';
 import { IsOptional } from '@app/errors';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -71,7 +71,7 @@ export const BooleanParam = () =>
 
 /** Cuts the `limit + 1` rows to a page and links the next with the same filters and limit. */
 export function page<T>(
-  res: Response,
+  res: FastifyReply,
   path: string,
   query: PageLimit & { after?: number | string },
   rows: T[],
@@ -85,6 +85,6 @@ export function page<T>(
     params.set(key, Array.isArray(value) ? value.join(',') : String(value));
   }
   params.set('after', String(cursorOf(items[items.length - 1])));
-  res.setHeader('Link', `<${path}?${params.toString().replaceAll('%2C', ',')}>; rel="next"`);
+  res.header('Link', `<${path}?${params.toString().replaceAll('%2C', ',')}>; rel="next"`);
   return items;
 }

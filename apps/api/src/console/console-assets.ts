@@ -1,4 +1,3 @@
-import express, { NextFunction, Request, Response } from 'express';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -22,17 +21,4 @@ export function consoleDirectory(from = __dirname): string | undefined {
     if (existsSync(join(candidate, 'index.html'))) return candidate;
     if (dirname(dir) === dir) return undefined;
   }
-}
-
-// The page is revalidated, never cached stale. Its Referrer-Policy (no-referrer) is helmet's on every answer: set here
-// too, it would be a second line after helmet's block (decisions.md, "POST /v1/messages without parameter pipes;
-// headers set together").
-export function consoleAssets(directory: string | undefined): express.Handler {
-  const assets = directory ? express.static(directory, { index: 'index.html', redirect: true, maxAge: 0 }) : undefined;
-  return (req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-    res.setHeader('Cache-Control', 'no-cache');
-    if (!assets || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
-    assets(req, res, next);
-  };
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Logger, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthContext, hashApiKey, PLAN_ACCOUNT_STREAMS, PLAN_STREAMS, usableUntil } from '@app/access';
 import { ApiError } from '@app/errors';
 import { EventStreams, isAdminEventType, PublicEvent } from '@app/events';
@@ -44,7 +44,7 @@ export class EventsController {
   async list(
     @Auth() auth: AuthContext,
     @Query() query: ListEventsQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<PublicEvent[]> {
     const adminEvents = auth.scopes.includes('admin');
     if (!adminEvents && query.type && isAdminEventType(query.type)) throw refuseAdminTypes();
@@ -58,13 +58,13 @@ export class EventsController {
     @Auth() auth: AuthContext,
     @Query() query: StreamEventsQuery,
     @Headers('last-event-id') lastId: string | undefined,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const adminEvents = auth.scopes.includes('admin');
     const types = query.type ?? [];
     if (!adminEvents && types.some(isAdminEventType)) throw refuseAdminTypes();
-    const output = new SseOutput(res);
+    const output = new SseOutput(reply);
     // The gate let exactly one `Bearer <key>` through.
     const keyHash = hashApiKey(req.headers.authorization!.slice('Bearer '.length));
     const stream = await this.streams.open(
@@ -79,6 +79,7 @@ export class EventsController {
       },
       output,
     );
+    const res = reply.raw;
     // The client may have gone while its slot was taken: 'close' would not come again.
     if (res.socket?.destroyed ?? true) return stream.end();
     res.on('close', () => stream.end());

@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import type { ErrorBody } from '@app/errors';
 import type { PublicEvent, StreamEnd, StreamOutput } from '@app/events';
 
@@ -7,16 +8,22 @@ const RETRY_MS: Record<StreamEnd, number> = { shutdown: 500, behind: 1_000, lost
 
 /** The `text/event-stream` framing of an event stream (WHATWG HTML, server-sent events). */
 export class SseOutput implements StreamOutput {
-  constructor(private readonly res: Response) {}
+  private readonly res: ServerResponse;
 
-  /** After validation, so a refusal is still an Error body. */
+  constructor(private readonly reply: FastifyReply) {
+    this.res = reply.raw;
+  }
+
+  /** After validation, so a refusal is still an Error body. From here the stream is written to Node's response. */
   begin(): void {
-    this.res.status(200);
-    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    this.res.setHeader('Cache-Control', 'no-store');
-    // nginx would otherwise hold the events in its buffer.
-    this.res.setHeader('X-Accel-Buffering', 'no');
-    this.res.flushHeaders();
+    this.reply.hijack();
+    this.res.writeHead(200, {
+      ...(this.reply.getHeaders() as OutgoingHttpHeaders),
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      // nginx would otherwise hold the events in its buffer.
+      'X-Accel-Buffering': 'no',
+    });
     this.res.write(`retry: ${RETRY_MS.behind}\n\n`);
   }
 

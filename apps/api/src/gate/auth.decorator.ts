@@ -1,10 +1,10 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthContext } from '@app/access';
 
 // The request gate guarantees it on every /v1 route.
-export const authOf = (res: Response): AuthContext => res.locals.auth as AuthContext;
+export const authOf = (reply: FastifyReply): AuthContext => reply.request.auth!;
 
 export const Auth = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): AuthContext => authOf(ctx.switchToHttp().getResponse<Response>()),
+  (_: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest<FastifyRequest>().auth!,
 );

@@ -1,6 +1,6 @@
 import { register } from 'prom-client';
 import { Clock } from '@app/config';
-import { ProxyTrustWatch } from './proxy-trust-watch.middleware';
+import { ProxyTrustWatch } from './proxy-trust-watch';
 
 class StoppedClock extends Clock {
   at = 1_000_000;
@@ -11,7 +11,7 @@ class StoppedClock extends Clock {
 
 const metric = async (name: string) => (await register.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
 
-/** A request as Express hands it over: `ip` as TRUST_PROXY resolved it, the socket's peer, the headers. */
+/** A request as Fastify hands it over: `ip` as TRUST_PROXY resolved it, the socket's peer, the headers. */
 const request = (ip: string, peer = ip, forwardedFor?: string) =>
   ({
     ip,

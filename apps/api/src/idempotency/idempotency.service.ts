@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ApiError } from '@app/errors';
 import { IdempotencyStore, StoredResponse } from './idempotency.store';
 import { IDEMPOTENCY_HEADER, readIdempotencyKey, requestFingerprint } from './request-fingerprint';
@@ -8,7 +8,7 @@ type Headers = Record<string, string>;
 
 const HEADER_KEY = IDEMPOTENCY_HEADER.toLowerCase();
 
-function headerSnapshot(res: Response): Headers {
+function headerSnapshot(res: FastifyReply): Headers {
   return Object.fromEntries(
     Object.entries(res.getHeaders())
       .filter(([, v]) => v !== undefined)
@@ -17,7 +17,7 @@ function headerSnapshot(res: Response): Headers {
 }
 
 /** Not those of the gate (rate limit, request id). */
-function headersAddedSince(res: Response, before: Headers): Headers {
+function headersAddedSince(res: FastifyReply, before: Headers): Headers {
   return Object.fromEntries(Object.entries(headerSnapshot(res)).filter(([k, v]) => before[k] !== v));
 }
 
@@ -32,17 +32,17 @@ export class IdempotencyService {
    * Not async: a request without the header (most) waits on no promise or suspended frame of this service's.
    * `authorize`: the checks `work` makes of the API key, passed (or their error thrown) before another key's answer replays.
    */
-  run<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
-    return res.req.headers[HEADER_KEY] === undefined ? work() : this.runOnce(res, work, authorize);
+  run<T>(res: FastifyReply, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
+    return res.request.headers[HEADER_KEY] === undefined ? work() : this.runOnce(res, work, authorize);
   }
 
-  private async runOnce<T>(res: Response, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
-    const req = res.req;
+  private async runOnce<T>(res: FastifyReply, work: () => Promise<T>, authorize?: () => Promise<unknown>): Promise<T> {
+    const req = res.request;
     const key = readIdempotencyKey(req.headers[HEADER_KEY]);
-    const auth = res.locals.auth;
+    const auth = res.request.auth;
     if (key === undefined || !auth) return work();
 
-    const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
+    const fingerprint = requestFingerprint(req.method, req.url, req.body);
     const claim = await this.store.claim(auth.accountId, key, fingerprint, auth.keyId);
     if (claim.kind === 'unavailable') return work();
     if (claim.kind !== 'acquired') {
@@ -59,7 +59,7 @@ export class IdempotencyService {
         );
       }
       // Answers holding a secret replay only to the key that asked first.
-      if (res.locals.policy?.idempotent === 'same-key' && claim.keyId !== auth.keyId) {
+      if (res.request.policy?.idempotent === 'same-key' && claim.keyId !== auth.keyId) {
         throw new ApiError(
           'idempotency_key_reused',
           `This ${IDEMPOTENCY_HEADER} was used by another API key of the account, and the answer holds a secret ` +
@@ -86,10 +86,10 @@ export class IdempotencyService {
     return body;
   }
 
-  private replay(res: Response, stored: StoredResponse): unknown {
+  private replay(res: FastifyReply, stored: StoredResponse): unknown {
     res.status(stored.status);
-    for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
-    res.setHeader('Idempotent-Replayed', 'true');
+    for (const [name, value] of Object.entries(stored.headers)) res.header(name, value);
+    res.header('Idempotent-Replayed', 'true');
     return stored.body;
   }
 }

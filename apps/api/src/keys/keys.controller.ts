@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ApiTags } from '@nestjs/swagger';
 import { ApiKeysService, ApiKeyView, assertManages, AuthContext, IssuedApiKey } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
@@ -33,7 +33,7 @@ export class KeysController {
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewApiKeyDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<IssuedApiKey> {
     // The scope is checked before a stored answer (with its secret) could be replayed.
     assertManages(auth);
@@ -56,7 +56,7 @@ export class KeysController {
     @Auth() auth: AuthContext,
     @Param('keyId', ParseIdPipe) keyId: number,
     @Body() body: RotateApiKeyDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<IssuedApiKey> {
     // As for create.
     assertManages(auth);

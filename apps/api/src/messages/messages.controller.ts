@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthContext } from '@app/access';
 import { MessageView } from '@app/messages';
 import { page } from '../common/pagination';
@@ -31,17 +31,19 @@ export class MessagesController {
   @HttpCode(202)
   @ApiBody({ type: NewMessageDto })
   @CreateMessageDocs()
-  create(@Res({ passthrough: true }) res: Response): Promise<AcceptedMessage> {
-    const body: unknown = res.req.body;
+  create(@Res({ passthrough: true }) res: FastifyReply): Promise<AcceptedMessage> {
+    const body: unknown = res.request.body;
     if (!NewMessageDto.acceptsBody(body))
-      return (BODY.transform(body, NEW_MESSAGE_BODY) as Promise<NewMessageDto>).then((dto) => this.accept(res, dto.message));
+      return (BODY.transform(body, NEW_MESSAGE_BODY) as Promise<NewMessageDto>).then((dto) =>
+        this.accept(res, dto.message),
+      );
     return this.accept(res, (body as NewMessageDto).message);
   }
 
-  private accept(res: Response, text: string): Promise<AcceptedMessage> {
+  private accept(res: FastifyReply, text: string): Promise<AcceptedMessage> {
     return this.idempotency.run(res, () =>
       this.messages.create(authOf(res).accountId, text).then((message) => {
-        res.setHeader('Location', `/v1/messages/${message.id}`);
+        res.header('Location', `/v1/messages/${message.id}`);
         return message;
       }),
     );
@@ -53,7 +55,7 @@ export class MessagesController {
   async list(
     @Auth() auth: AuthContext,
     @Query() query: ListMessagesQueryDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<MessageView[]> {
     return page(res, '/v1/messages', query, await this.messages.list(auth.accountId, query));
   }

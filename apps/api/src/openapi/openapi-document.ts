@@ -5,8 +5,8 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error-body.schema';
 import { errorExample, exampleOf } from './document-examples';
 import { eventPayloadModels, typeEventData } from './event-payloads';
-import { RoutePolicy, RouteScope } from '../policy/route-policy.decorator';
-import { API_PREFIX, RouteTable } from '../policy/route-table';
+import { POLICY_EXTENSION, RoutePolicy, RouteScope } from '../policy/route-policy.decorator';
+import { API_PREFIX } from '../policy/route-registry';
 
 // The document is walked as plain JSON; its nodes have no useful static type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -168,10 +168,10 @@ const BEARER_DESCRIPTION =
   'revoked under /keys.';
 
 // Serves /openapi.json and `npm run openapi` alike, so the two never differ. Each operation states the
-// policy `routes` holds for it (the gate's own table).
+// policy its handler declares (@Policy, whose route carries it to the gate).
 export function buildOpenApiDocument(
   app: INestApplication,
-  { routes, sunsets = {} }: { routes?: RouteTable; sunsets?: Record<string, Date> } = {},
+  { sunsets = {} }: { sunsets?: Record<string, Date> } = {},
 ): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Pet Store API')
@@ -192,12 +192,13 @@ export function buildOpenApiDocument(
   typeEventData(doc.components.schemas as Record<string, Json>);
   (doc.components as Json).responses = { ...doc.components.responses, ...PRE_GATE_RESPONSES };
 
-  for (const [path, item] of Object.entries(doc.paths) as [string, Json][]) {
+  for (const item of Object.values(doc.paths) as Json[]) {
     for (const method of HTTP_METHODS.filter((m) => item[m])) {
       const op = item[method];
       const sunset = sunsets[op.operationId as string];
       if (sunset) op['x-sunset'] = sunset.toISOString();
-      const policy = routes?.declared(method.toUpperCase(), `/${API_PREFIX}${path}`);
+      const policy = op[POLICY_EXTENSION] as RoutePolicy | undefined;
+      delete op[POLICY_EXTENSION];
       if (policy) publishPolicy(op, policy);
       completeOperation(method, op);
     }

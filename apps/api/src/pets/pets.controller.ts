@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthContext } from '@app/access';
 import { AppConfig, Clock } from '@app/config';
 import { ApiError, ParseIdPipe } from '@app/errors';
@@ -44,7 +44,7 @@ export class PetsController {
   @Get()
   @Policy({ scope: 'read' })
   @ListPetsDocs()
-  async list(@Query() query: PetListQuery, @Res({ passthrough: true }) res: Response): Promise<PetView[]> {
+  async list(@Query() query: PetListQuery, @Res({ passthrough: true }) res: FastifyReply): Promise<PetView[]> {
     return page(res, '/v1/pets', query, await this.pets.list(authOf(res).accountId, query));
   }
 
@@ -54,7 +54,7 @@ export class PetsController {
   async create(
     @Auth() auth: AuthContext,
     @Body() body: NewPetDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<PetView> {
     return created(this.idempotency, res, '/v1/pets', () => this.pets.create(auth.accountId, body));
   }
@@ -62,8 +62,8 @@ export class PetsController {
   @Get(':petId')
   @Policy({ scope: 'read', deprecated: true })
   @GetPetDocs()
-  async getOne(@Res({ passthrough: true }) res: Response): Promise<string | undefined> {
-    const id = PET_ID.transform(res.req.params.petId as string, PET_ID_PARAM);
+  async getOne(@Res({ passthrough: true }) res: FastifyReply): Promise<string | undefined> {
+    const id = PET_ID.transform((res.request.params as { petId: string }).petId, PET_ID_PARAM);
     const link = `</v1/pets?ids=${id}>; rel="successor-version"`;
     if (this.clock.nowMs() >= this.config.petGetSunsetAt.getTime()) {
       throw new ApiError('endpoint_sunset', 'GET /pets/{petId} is past its sunset; use GET /pets?ids=', undefined, {
@@ -71,9 +71,9 @@ export class PetsController {
         Link: link,
       });
     }
-    res.setHeader('Deprecation', this.deprecation.Deprecation);
-    res.setHeader('Sunset', this.deprecation.Sunset);
-    res.setHeader('Link', link);
+    res.header('Deprecation', this.deprecation.Deprecation);
+    res.header('Sunset', this.deprecation.Sunset);
+    res.header('Link', link);
     return taggedJson(res, await this.pets.get(authOf(res).accountId, id));
   }
 
@@ -84,7 +84,7 @@ export class PetsController {
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) id: number,
     @Body() body: PetUpdateDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
     @Headers('if-match') ifMatch?: string,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.pets.update(auth.accountId, id, body, ifMatch));

@@ -1,5 +1,8 @@
-import { applyDecorators, Get } from '@nestjs/common';
+import { applyDecorators, Get, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ApiExtension } from '@nestjs/swagger';
+import type { FastifyContextConfig } from 'fastify';
 import type { Limits, Scope } from '@app/access';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 
@@ -22,6 +25,18 @@ export interface RoutePolicy {
 
 export type RoutePolicyInput = Pick<RoutePolicy, 'scope'> & Partial<Omit<RoutePolicy, 'scope'>>;
 
+// What a Fastify route carries in its `config`: the request gate reads it for the route the router matched.
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A keyed route's policy. */
+    policy?: RoutePolicy;
+    /** No API key, no rate limit. */
+    public?: true;
+    /** A method-not-allowed route: the methods its path takes (RFC 9110 `Allow`). */
+    allow?: readonly string[];
+  }
+}
+
 const DEFAULTS: Omit<RoutePolicy, 'scope'> = {
   metering: 'account',
   idempotent: false,
@@ -29,20 +44,35 @@ const DEFAULTS: Omit<RoutePolicy, 'scope'> = {
   deprecated: false,
 };
 
-/** Read by RouteTable.compile: the gate, the 405 answers and the OpenAPI document. */
-export const RoutePolicyOf = DiscoveryService.createDecorator<RoutePolicy>();
+/** Where the policy rides into the OpenAPI document's operation, which publishes it and removes this. */
+export const POLICY_EXTENSION = 'x-policy';
 
-/** Each keyed route's one declaration. */
+/**
+ * Each keyed route's one declaration: travels with the route to Fastify, which hands it to the gate, and with the
+ * operation into the OpenAPI document.
+ */
 export function Policy(input: RoutePolicyInput): MethodDecorator {
   const policy: RoutePolicy = { ...DEFAULTS, ...input };
   const idempotent = policy.idempotent ? [Idempotent({ secret: policy.idempotent === 'same-key' })] : [];
-  return applyDecorators(RoutePolicyOf(policy), ...idempotent);
+  return applyDecorators(
+    RouteConfig({ policy } satisfies FastifyContextConfig),
+    ApiExtension(POLICY_EXTENSION, policy),
+    ...idempotent,
+  );
 }
 
-export const PublicRoute = DiscoveryService.createDecorator<string>();
+const PublicRoute = DiscoveryService.createDecorator<string>();
 
-// No API key, not rate-limited (health checks). The gate runs before Express routes a request, so
-// it knows public routes by path (PublicPaths).
+/** No API key, not rate-limited (health checks, the front door); outside the global prefix. */
 export function PublicGet(path: string): MethodDecorator {
-  return applyDecorators(Get(path), PublicRoute(path));
+  return applyDecorators(Get(path), PublicRoute(path), RouteConfig({ public: true } satisfies FastifyContextConfig));
+}
+
+/** The paths of the @PublicGet routes, which the global prefix leaves out. */
+export function publicPathsOf(controllers: Type[]): string[] {
+  return controllers.flatMap((controller) =>
+    Object.getOwnPropertyNames(controller.prototype)
+      .map((name) => Reflect.getMetadata(PublicRoute.KEY, controller.prototype[name]) as string | undefined)
+      .filter((path): path is string => path !== undefined),
+  );
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { RateLimitDecision, WindowState } from '@app/access';
 import { OwnBudget, Policy } from '../policy/route-policy.decorator';
 import { RateLimitStatus, RateLimitWindow } from './rate-limit.dto';
@@ -23,8 +23,8 @@ export class RateLimitController {
   @Get()
   @Policy({ scope: 'any', metering: RATE_LIMIT_BUDGET })
   @GetRateLimitDocs()
-  status(@Res({ passthrough: true }) res: Response): RateLimitStatus {
-    const d = res.locals.rateLimit as RateLimitDecision;
+  status(@Res({ passthrough: true }) res: FastifyReply): RateLimitStatus {
+    const d = res.request.rateLimit as RateLimitDecision;
     const banned = d.outcome === 'banned';
     return {
       minute: view(d.minute),

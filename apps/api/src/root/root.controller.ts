@@ -1,6 +1,7 @@
 import { Controller, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import accepts from 'accepts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PublicGet } from '../policy/route-policy.decorator';
 
 /** Where to go from `GET /`: the same for every deployment, so made once. */
@@ -15,9 +16,10 @@ export const ROOT_LINKS = {
 @Controller()
 export class RootController {
   @PublicGet('')
-  links(@Req() req: Request, @Res() res: Response): void {
-    res.setHeader('Vary', 'Accept');
-    if (req.accepts(['application/json', 'text/html']) === 'text/html') res.redirect(302, ROOT_LINKS.links.docs);
-    else res.json(ROOT_LINKS);
+  links(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+    reply.header('Vary', 'Accept');
+    if (accepts(req.raw).type(['application/json', 'text/html']) === 'text/html')
+      void reply.redirect(ROOT_LINKS.links.docs, 302);
+    else void reply.send(ROOT_LINKS);
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, Param, Put, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { InventoryItemView } from '@app/store';
@@ -23,7 +23,7 @@ export class InventoryController {
   async list(
     @Auth() auth: AuthContext,
     @Query() query: InventoryListQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<InventoryItemView[]> {
     const items = await this.inventory.list(auth.accountId, query);
     return page(res, '/v1/store/inventory', query, items, (item) => item.petId);
@@ -35,7 +35,7 @@ export class InventoryController {
   async get(
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) petId: number,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.inventory.get(auth.accountId, petId));
   }
@@ -47,7 +47,7 @@ export class InventoryController {
     @Auth() auth: AuthContext,
     @Param('petId', ParseIdPipe) petId: number,
     @Body() body: InventoryUpdateDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
     @Headers('if-match') ifMatch?: string,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.inventory.set(auth.accountId, petId, body.quantity, ifMatch));

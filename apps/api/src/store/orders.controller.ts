@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
 import { OrderView } from '@app/store';
@@ -28,7 +28,7 @@ export class OrdersController {
   async list(
     @Auth() auth: AuthContext,
     @Query() query: OrderListQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<OrderView[]> {
     return page(res, '/v1/store/orders', query, await this.orders.list(auth.accountId, query));
   }
@@ -39,7 +39,7 @@ export class OrdersController {
   async place(
     @Auth() auth: AuthContext,
     @Body() body: NewOrderDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<OrderView> {
     return created(this.idempotency, res, '/v1/store/orders', () => this.orders.place(auth.accountId, body));
   }
@@ -50,7 +50,7 @@ export class OrdersController {
   async get(
     @Auth() auth: AuthContext,
     @Param('orderId', ParseIdPipe) id: number,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<string | undefined> {
     return taggedJson(res, await this.orders.get(auth.accountId, id));
   }

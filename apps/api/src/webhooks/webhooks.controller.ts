@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AuthContext } from '@app/access';
 import { ParseIdPipe } from '@app/errors';
@@ -53,11 +53,11 @@ export class WebhooksController {
   create(
     @Auth() auth: AuthContext,
     @Body() body: NewWebhookDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<CreatedWebhookSchema> {
     return this.idempotency.run(res, async () => {
       const webhook = await this.webhooks.create(auth.accountId, body, auth.scopes);
-      res.location(`/v1/webhooks/${webhook.id}`);
+      res.header('Location', `/v1/webhooks/${webhook.id}`);
       return webhook;
     });
   }
@@ -95,7 +95,7 @@ export class WebhooksController {
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
     @Body() body: RotateWebhookSecretDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<CreatedWebhookSchema> {
     const grace = body.gracePeriodSeconds ?? DEFAULT_WEBHOOK_ROTATION_GRACE_SECONDS;
     return this.idempotency.run(res, () => this.webhooks.rotate(auth.accountId, webhookId, grace, auth.scopes));
@@ -124,7 +124,7 @@ export class WebhooksController {
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
     @Query() query: FeedQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<DeliveryView[]> {
     const rows = await this.webhooks.deliveries(auth.accountId, webhookId, query, auth.scopes);
     return page(res, `/v1/webhooks/${webhookId}/deliveries`, query, rows);
@@ -138,7 +138,7 @@ export class WebhooksController {
     @Param('webhookId', ParseIdPipe) webhookId: number,
     @Param('deliveryId', ParseIdPipe) deliveryId: number,
     @Query() query: PageQuery,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<DeliveryAttemptView[]> {
     const rows = await this.webhooks.attempts(auth.accountId, webhookId, deliveryId, query, auth.scopes);
     const path = `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/attempts`;
@@ -153,7 +153,7 @@ export class WebhooksController {
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
     @Param('deliveryId', ParseIdPipe) deliveryId: number,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<DeliveryView> {
     return this.idempotency.run(
       res,
@@ -170,7 +170,7 @@ export class WebhooksController {
     @Auth() auth: AuthContext,
     @Param('webhookId', ParseIdPipe) webhookId: number,
     @Body() body: RecoverWebhookDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<RecoverResult> {
     const { since, until } = recoverWindowOf(body);
     return this.idempotency.run(

@@ -144,7 +144,9 @@ export function recoverWindowOf({ since, until }: RecoverWebhookDto): { since: D
   if (!to) throw ApiError.validation('until', 'must name a date and time that exist');
   // Each field valid alone: the window they make is not (as GET /usage's from and to).
   if (to.getTime() <= from.getTime())
-    throw new ApiError('invalid_range', 'until: must be after since', [{ field: 'until', message: 'must be after since' }]);
+    throw new ApiError('invalid_range', 'until: must be after since', [
+      { field: 'until', message: 'must be after since' },
+    ]);
   return { since: from, until: to };
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Clock } from '@app/config';
 import { ApiError } from '@app/errors';
 import {
@@ -18,20 +18,25 @@ import {
   RateLimitSubject,
   scopesAllow,
 } from '@app/access';
+import { refusedIntake } from './body-parsing';
 import { addressBucket, duplicateAuthorization, hasDuplicateAuthorization } from './client-identity';
+import { ProxyTrustWatch } from './proxy-trust-watch';
 import type { OwnBudget, RoutePolicy } from '../policy/route-policy.decorator';
-import { RouteTable } from '../policy/route-table';
+import { UNROUTED } from '../policy/route-registry';
 
-// On res.locals, whose fields http-server.ts declares up front (a stable hidden class).
-declare module 'express-serve-static-core' {
-  interface Locals {
+// Decorated on every request (requestGateDecorations), so each request keeps one shape.
+declare module 'fastify' {
+  interface FastifyRequest {
     /** The gate guarantees it on every /v1 route. */
-    auth?: AuthContext;
+    auth: AuthContext | null;
     /** GET /rate_limit reports it. */
-    rateLimit?: RateLimitDecision;
-    policy?: RoutePolicy;
+    rateLimit: RateLimitDecision | null;
+    policy: RoutePolicy | null;
   }
 }
+
+/** What the gate sets on a request, declared with Fastify (`decorateRequest`) before the first one. */
+export const REQUEST_GATE_FIELDS = ['auth', 'rateLimit', 'policy'] as const;
 
 type Identity = { auth?: AuthContext; failure?: unknown };
 
@@ -41,7 +46,7 @@ const BEARER = /^Bearer [^\s]+$/i; // case-insensitive scheme (RFC 9110)
 // The scheme and its space are 7 characters in any case: test() and a slice, no match array per request.
 const bearerSecret = (header: string): string | undefined => (BEARER.test(header) ? header.slice(7) : undefined);
 
-const addressOf = (req: Request): RateLimitSubject => ({
+const addressOf = (req: FastifyRequest): RateLimitSubject => ({
   bucket: addressBucket(req.ip),
   banKey: 'ip',
   plan: 'anonymous',
@@ -53,59 +58,62 @@ const ownSubject = (auth: AuthContext, budget: OwnBudget): RateLimitSubject => (
   plan: auth.plan,
 });
 
-// In front of everything, body parsing included, so every answer carries the rate-limit headers and
-// key guessing is slowed like any other traffic. A genuine key is judged by its account from its
-// first request; only requests without one spend their client address's anonymous budget.
+// The one request hook that reads a route's access (its Fastify `config`), for the route the router matched. Before
+// body parsing, so every answer carries the rate-limit headers and key guessing is slowed like any other traffic.
+// A genuine key is judged by its account from its first request; only requests without one spend their client
+// address's anonymous budget.
 @Injectable()
-export class RequestGateMiddleware {
+export class RequestGate {
   private readonly subjects = new WeakMap<AuthContext, RateLimitSubject>();
 
   constructor(
-    private readonly routes: RouteTable,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly limiter: PlanRateLimiter,
     private readonly keys: ApiKeysService,
     private readonly clock: Clock,
+    private readonly trustWatch: ProxyTrustWatch,
   ) {}
 
-  use(req: Request, res: Response, next: NextFunction): void {
-    // The gate's promise settles with nothing: `next()` goes on, `next(err)` answers the error.
-    this.gate(req, res).then(next, next);
-  }
+  readonly onRequest = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    this.trustWatch.observe(req);
+    const access = req.routeOptions.config;
+    if (access.public) return done(refusedIntake(req));
+    // The gate's promise settles with nothing: then the intake's checks, or its refusal answered.
+    this.gate(req, reply, access.policy ?? UNROUTED).then(() => done(refusedIntake(req)), done);
+  };
 
-  private async gate(req: Request, res: Response): Promise<void> {
+  private async gate(req: FastifyRequest, reply: FastifyReply, policy: RoutePolicy): Promise<void> {
     const now = this.clock.nowMs();
-    const { auth, failure } = hasDuplicateAuthorization(req.rawHeaders)
+    const { auth, failure } = hasDuplicateAuthorization(req.raw.rawHeaders)
       ? { failure: duplicateAuthorization() }
       : (this.known(req.headers.authorization, now) ?? (await this.lookUp(req.headers.authorization!, now, req)));
     if (!auth) {
       const decision = await this.limiter.consume(addressOf(req), ANONYMOUS_LIMITS, now);
-      this.report(res, decision, now);
+      this.report(req, reply, decision, now);
       refuseOver(decision, 'client address');
       throw failure;
     }
-    const policy = this.routes.policyFor(req.method, req.path);
     const account = this.subjectOf(auth);
     if (policy.metering === 'account') {
       const decision = await this.limiter.consume(account, limitsFor(auth), now);
-      this.report(res, decision, now);
+      this.report(req, reply, decision, now);
       if (decision.newlyBanned) await this.keys.recordBan(auth);
       refuseOver(decision, 'API key');
     } else {
       // The account's budget is only read, and answered even to a banned key (its ban's end).
       const own = await this.limiter.consume(ownSubject(auth, policy.metering), policy.metering, now);
       if (own.outcome !== 'admitted') {
-        this.report(res, own, now);
+        this.report(req, reply, own, now);
         refuseOver(own, 'API key', policy.metering.name);
       }
-      this.report(res, await this.limiter.peek(account, limitsFor(auth), now), now);
-      res.removeHeader('Retry-After');
+      this.report(req, reply, await this.limiter.peek(account, limitsFor(auth), now), now);
+      reply.removeHeader('Retry-After');
     }
     if (!scopesAllow(auth.scopes, policy.scope)) {
       throw new ApiError('insufficient_scope', `This API key lacks the ${policy.scope} scope this operation needs`);
     }
-    res.locals.auth = auth;
-    res.locals.policy = policy;
+    req.auth = auth;
+    req.policy = policy;
   }
 
   // A cached key's context is the same object on every request: its subject (three strings) is made once.
@@ -115,16 +123,15 @@ export class RequestGateMiddleware {
     return subject;
   }
 
-  private report(res: Response, decision: RateLimitDecision, now: number): void {
-    res.locals.rateLimit = decision;
-    // Not Express's res.set, which lowercases every name once more.
-    setRateLimitHeaders(res, decision, now);
+  private report(req: FastifyRequest, reply: FastifyReply, decision: RateLimitDecision, now: number): void {
+    req.rateLimit = decision;
+    setRateLimitHeaders(reply, decision, now);
   }
 
   // Throws only the 503 of a spent lookup budget (no strike, no limiter); a failed lookup is a failure
   // like the others, answered after the address's limiter. Without `req` (the benchmark), a lookup
   // Postgres alone can answer does not wait for its address.
-  async identify(header: string | undefined, now: number, req?: Request): Promise<Identity> {
+  async identify(header: string | undefined, now: number, req?: FastifyRequest): Promise<Identity> {
     return this.known(header, now) ?? this.lookUp(header!, now, req);
   }
 
@@ -139,7 +146,7 @@ export class RequestGateMiddleware {
     return undefined;
   }
 
-  private async lookUp(header: string, now: number, req?: Request): Promise<Identity> {
+  private async lookUp(header: string, now: number, req?: FastifyRequest): Promise<Identity> {
     const secret = bearerSecret(header)!;
     try {
       const auth = await this.authenticator.lookUp(secret, now, req && this.requester(addressOf(req), now));

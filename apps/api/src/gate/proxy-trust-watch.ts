@@ -1,10 +1,18 @@
-import type { NextFunction, Request, Response } from 'express';
+import proxyAddr from '@fastify/proxy-addr';
+import { Logger } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
+import { AppConfig } from '@app/config';
 import { Clock } from '@app/config';
 import { addressBucket } from './client-identity';
 
-/** Express's compiled 'trust proxy': whether the peer `hop` steps from the socket is trusted. */
+/** TRUST_PROXY compiled: whether the peer `hop` steps from the socket is trusted. */
 export type TrustFn = (address: string, hop: number) => boolean;
+
+/** As Fastify reads `trustProxy`: a hop count, or addresses and ranges (`proxy-addr`). */
+export function trustOf(trustProxy: number | string[]): TrustFn {
+  return typeof trustProxy === 'number' ? (_address, hop) => hop < trustProxy : proxyAddr.compile(trustProxy);
+}
 
 interface Warner {
   warn(message: unknown, context?: string): void;
@@ -41,18 +49,18 @@ export class ProxyTrustWatch {
   private untrustedSinceWarning = 0;
   private lastUntrustedWarning = -Infinity;
 
+  /** Its provider's factory. */
+  static of(config: AppConfig, clock: Clock): ProxyTrustWatch {
+    return new ProxyTrustWatch(trustOf(config.trustProxy), clock, new Logger(ProxyTrustWatch.name));
+  }
+
   constructor(
     private readonly trusted: TrustFn,
     private readonly clock: Clock,
     private readonly logger: Warner,
   ) {}
 
-  readonly use = (req: Request, _res: Response, next: NextFunction): void => {
-    this.observe(req);
-    next();
-  };
-
-  observe(req: Pick<Request, 'headers' | 'socket' | 'ip'>): void {
+  observe(req: Pick<FastifyRequest, 'headers' | 'socket' | 'ip'>): void {
     const now = this.clock.nowMs();
     if (now >= this.windowEnd) this.roll(now);
     if (req.headers['x-forwarded-for'] !== undefined && !this.peerTrusted(req.socket.remoteAddress ?? ''))

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 interface Representation {
   body: Buffer;
@@ -30,25 +30,22 @@ function matches(header: string | undefined, etag: string): boolean {
 }
 
 // Gzipped once at boot; the gzip representation's ETag has a suffix, as its bytes differ.
-export function serveDocument(serialised: string): (req: Request, res: Response, next: NextFunction) => void {
+export function documentRoute(serialised: string): (req: FastifyRequest, reply: FastifyReply) => void {
   const json = Buffer.from(serialised);
   const hash = createHash('sha256').update(json).digest('base64url');
   const plain: Representation = { body: json, etag: `"${hash}"` };
   const gzipped: Representation = { body: gzipSync(json, { level: 9 }), etag: `"${hash}-gzip"`, encoding: 'gzip' };
-  return (req, res, next) => {
-    // Its own path only (the mount strips it), read only: the rest is a miss.
-    if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+  return (req, reply) => {
     const chosen = acceptsGzip(req.headers['accept-encoding']) ? gzipped : plain;
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.setHeader('Vary', 'Accept-Encoding');
-    res.setHeader('ETag', chosen.etag);
+    reply.header('Cache-Control', 'public, max-age=300');
+    reply.header('Vary', 'Accept-Encoding');
+    reply.header('ETag', chosen.etag);
     if (matches(req.headers['if-none-match'], chosen.etag)) {
-      res.status(304).end();
+      void reply.code(304).send();
       return;
     }
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    if (chosen.encoding) res.setHeader('Content-Encoding', chosen.encoding);
-    res.setHeader('Content-Length', chosen.body.length);
-    res.status(200).end(req.method === 'HEAD' ? undefined : chosen.body);
+    reply.header('Content-Type', 'application/json; charset=utf-8');
+    if (chosen.encoding) reply.header('Content-Encoding', chosen.encoding);
+    void reply.code(200).send(chosen.body);
   };
 }
