@@ -65,4 +65,9 @@ describe('decision records', () => {
     );
     expect(named).toEqual([]);
   });
+
+  it('replace decisions.md, which code comments and docs no longer name', () => {
+    const named = sources.filter((file) => file !== __filename && /\bdecisions\.md\b/.test(readFileSync(file, 'utf8')));
+    expect(named.map((file) => relative(root, file))).toEqual([]);
+  });
 });

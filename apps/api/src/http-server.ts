@@ -48,7 +48,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 }
 
 // Per-request properties are declared in the constructors below, so each request keeps one hidden
-// class (docs/internals/decisions.md). Nothing here may shadow an Express getter (query, path, ip).
+// class (docs/internals/decisions/0009-request-state-in-declared-fields.md). Nothing here may shadow an Express getter (query, path, ip).
 // The router's matched-route symbol is internal: if a release moves it, the request-shapes e2e fails.
 const ROUTER_MATCHED_ROUTE: symbol | undefined = (() => {
   try {

@@ -60,8 +60,8 @@ function windowState(name: WindowName, limit: number, used: number, resetAtMs: n
   return { name, limit, used, remaining: Math.max(0, limit - used), resetAtMs };
 }
 
-// Set on every answer, by the gate alone: one entry of Node's header table (decisions.md, "POST /v1/messages without
-// parameter pipes; headers set together").
+// Set on every answer, by the gate alone: one entry of Node's header table
+// (docs/internals/decisions/0050-header-block.md).
 const RATE_LIMIT_BLOCK = new HeaderBlock([
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',

@@ -31,7 +31,7 @@ function blocksWrittenAsLines(): boolean {
 
 // A header line per setHeader costs Node ~370 bytes (a [name, value] pair, a lowercased name, a slot in a dictionary
 // that grows, four pieces of the header text): a block of headers set together is one entry whose value carries the
-// following lines (decisions.md, "POST /v1/messages without parameter pipes; headers set together").
+// following lines (docs/internals/decisions/0050-header-block.md).
 export class HeaderBlock {
   private readonly key: string;
   /** `\r\n<name>: ` before each value after the first. */

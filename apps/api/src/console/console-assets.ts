@@ -25,8 +25,8 @@ export function consoleDirectory(from = __dirname): string | undefined {
 }
 
 // The page is revalidated, never cached stale. Its Referrer-Policy (no-referrer) is helmet's on every answer: set here
-// too, it would be a second line after helmet's block (decisions.md, "POST /v1/messages without parameter pipes;
-// headers set together").
+// too, it would be a second line after helmet's block
+// (docs/internals/decisions/0050-header-block.md).
 export function consoleAssets(directory: string | undefined): express.Handler {
   const assets = directory ? express.static(directory, { index: 'index.html', redirect: true, maxAge: 0 }) : undefined;
   return (req: Request, res: Response, next: NextFunction) => {

@@ -4,7 +4,7 @@ import { HeaderBlock } from '@app/observability';
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 // Each Express layer costs a router dispatch and its allocations on every request; steps of one layer
-// run in order, each calling `next` (at once or later), and an error skips the rest (decisions.md, "One pass").
+// run in order, each calling `next` (at once or later), and an error skips the rest (docs/internals/decisions/0041-one-layer-middleware.md).
 export function oneLayer(...steps: Middleware[]): Middleware {
   return (req, res, next) => {
     let i = 0;
@@ -47,8 +47,7 @@ export function fixedHeaders(middleware: Middleware, alone: readonly string[] = 
 }
 
 /**
- * Each op as a step; runs of headers set `alone` as one HeaderBlock (decisions.md, "POST /v1/messages without
- * parameter pipes; headers set together").
+ * Each op as a step; runs of headers set `alone` as one HeaderBlock (docs/internals/decisions/0050-header-block.md).
  */
 function blocksOf(ops: [string, string?][], alone: Set<string>): ((res: Response) => void)[] {
   const steps: ((res: Response) => void)[] = [];
