@@ -21,7 +21,7 @@ RUN npm ci --omit=dev --legacy-peer-deps --no-audit --no-fund
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 # package.json config.nodeOptions, for every app the image runs: Node 24 sizes the young generation
-# from the host's memory (docs/internals/decisions.md, "One young generation on every host").
+# from the host's memory (docs/internals/decisions/0024-one-young-generation-size.md).
 ENV NODE_OPTIONS="--max-semi-space-size=16"
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json

@@ -252,7 +252,7 @@ async function main(): Promise<void> {
   const gc = new GcTrace(join(tmp, 'api.out'));
   const inspector = ALLOC || FULL_GC ? await Inspector.connect(INSPECT_PORT) : undefined;
   const sampling = ALLOC ? await AllocationSampling.start(inspector!) : undefined;
-  // Promotion differs before and after the first mark-compact under load (decisions.md, "Promoted garbage").
+  // Promotion differs before and after the first mark-compact under load (docs/internals/decisions/0053-in-flight-responses-in-slots.md).
   const fullGc = FULL_GC ? sleep(1_000).then(() => inspector!.call('HeapProfiler.collectGarbage')) : undefined;
   const m = await measure(target, { connections: 50, warmupS: 0, durationS: SECONDS, pid: proc.pid, gc });
   await fullGc;
@@ -275,7 +275,7 @@ async function main(): Promise<void> {
   );
 }
 
-/** What outlived two scavenges, per scavenge: retention that the sampled shares do not show (decisions.md, "Promoted garbage"). */
+/** What outlived two scavenges, per scavenge: retention that the sampled shares do not show (docs/internals/decisions/0053-in-flight-responses-in-slots.md). */
 function promotedPerScavenge(gc: GcSummary | undefined): string {
   return gc
     ? `${Math.round(gc.promotedBytes / 1024 / Math.max(1, gc.scavenges))} KB promoted per scavenge (${gc.scavenges})`

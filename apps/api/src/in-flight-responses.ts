@@ -1,6 +1,6 @@
 // Slots of one array, freed in place, not a Set: a Set's adds and deletes rehash its table every few requests, and a
 // table V8 has moved to the old generation still holds the responses it had when replaced, keeping each one's whole
-// request alive through every scavenge until the next full collection (decisions.md, "Promoted garbage").
+// request alive through every scavenge until the next full collection (docs/internals/decisions/0053-in-flight-responses-in-slots.md).
 export class InFlightResponses<T extends object> implements Iterable<T> {
   private readonly slots: (T | undefined)[] = [];
   private readonly free: number[] = [];

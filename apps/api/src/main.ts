@@ -15,7 +15,7 @@ import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { ApiHttpServer } from './http-server';
 
-// Bounds the API's RSS at no throughput cost (docs/internals/decisions.md); read at each full GC.
+// Bounds the API's RSS at no throughput cost (docs/internals/decisions/0010-heap-growing-percent.md); read at each full GC.
 setFlagsFromString('--heap-growing-percent=50');
 
 startOrExit('api', async () => {
@@ -34,6 +34,6 @@ startOrExit('api', async () => {
   });
   configureApp(app);
   await server.serve(app);
-  // Booted: what is loaded now stays loaded (docs/internals/decisions.md, "What the API's heap holds").
+  // Booted: what is loaded now stays loaded (docs/internals/decisions/0052-smaller-heap-after-boot.md).
   shareModuleSearchPaths();
 });

@@ -89,7 +89,7 @@ const fallbackDecisions = new Counter({
 });
 
 // Fixed UTC minute and day windows checked and counted in one script call per account and
-// event-loop turn (docs/internals/decisions.md); a per-process fallback answers while Redis fails.
+// event-loop turn (docs/internals/decisions/0013-rate-limiter-redis-calls.md); a per-process fallback answers while Redis fails.
 @Injectable()
 export class PlanRateLimiter implements OnApplicationBootstrap {
   private readonly logger = new Logger(PlanRateLimiter.name);
@@ -98,8 +98,8 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   // An unresponsive Redis costs one request per PROBE_MS a command timeout, not every request.
   private probeAtMs = 0;
   // By bucket; sent when the turn's I/O callbacks have all run. A new map each turn: a cleared one's old table keeps
-  // its entries and, once V8 has moved it to the old generation, keeps the turn's calls from scavenges (decisions.md,
-  // "Promoted garbage").
+  // its entries and, once V8 has moved it to the old generation, keeps the turn's calls from scavenges
+  // (docs/internals/decisions/0053-in-flight-responses-in-slots.md).
   private queued = new Map<string, QueuedCall[]>();
   // By bucket, then ban key: no string made per call to find them.
   private readonly prepared = new Map<string, Map<string, Prepared>>();

@@ -24,7 +24,7 @@ const ms = (d: Date | null) => (d ? new Date(d).getTime() : null);
 const date = (n: number | null) => (n === null ? null : new Date(n));
 
 /**
- * Keys' answers shared by every API replica (docs/internals/decisions.md), refused ones too, so a
+ * Keys' answers shared by every API replica (docs/internals/decisions/0004-shared-verified-key-memory.md), refused ones too, so a
  * revoked key costs one Postgres lookup in all; Redis away only means Postgres.
  */
 @Injectable()

@@ -31,7 +31,7 @@ export const petQueries = {
   /**
    * Every predicate leads with account_id and pages by id. A name search bounds the account with `=` instead,
    * which the trigram index's account_id column serves (`<=` would read every lower account's matches there); the
-   * row comparison keeps the primary key out, as in every list (docs/internals/decisions.md, "Keyset pages").
+   * row comparison keeps the primary key out, as in every list (docs/internals/decisions/0006-keyset-pages-by-account.md).
    */
   list: (accountId: number, q: PetListFilter) => {
     const page = accountPage('p', accountId, q.after ?? 0);

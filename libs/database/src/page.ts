@@ -12,7 +12,7 @@ export interface PageSql {
 }
 
 // For unpartitioned tables: ordered by (account_id, id), which only the account's index yields, so the
-// planner cannot walk the primary key from its start to a deep cursor (decisions.md, "Keyset pages").
+// planner cannot walk the primary key from its start to a deep cursor (docs/internals/decisions/0006-keyset-pages-by-account.md).
 export function accountPage(alias: string, accountId: number, after: number | string): PageSql {
   const [account, id] = [raw(`${alias}.account_id`), raw(`${alias}.id`)];
   return {
@@ -24,7 +24,7 @@ export function accountPage(alias: string, accountId: number, after: number | st
 export type FeedOrder = 'oldest' | 'newest';
 
 // With `scope = $1` the order is the id's alone, so partitions by id are read in order up to a full page, and those
-// before the cursor are pruned; no index of the id alone exists to walk instead (decisions.md, "Tenant-leading keys").
+// before the cursor are pruned; no index of the id alone exists to walk instead (docs/internals/decisions/0021-tenant-leading-keys.md).
 export function feedPage(
   alias: string,
   scope: string,

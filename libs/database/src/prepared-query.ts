@@ -46,7 +46,7 @@ const pools = new WeakMap<DataSource, Pool>();
 /**
  * The pg pool TypeORM's Postgres driver keeps (`driver.master`): a statement outside a transaction goes
  * straight to it, as a query runner would after taking and before giving back a connection, without the
- * runner's allocations and turns (decisions.md, "Statements on the pool"). Throws if a TypeORM release
+ * runner's allocations and turns (docs/internals/decisions/0032-prepared-statements-on-the-pool.md). Throws if a TypeORM release
  * stops keeping it there (prepared-query.spec.ts).
  */
 export function poolOf(dataSource: DataSource): Pool {

@@ -18,7 +18,7 @@ const WRAPPED = Symbol('petstore.validationMetadataCache');
 
 // class-validator filters its whole metadata store (every DTO, and an instanceof check per class for inherited rules)
 // and groups the result anew on every validate(); the rules of a class change only when a decorator runs, at boot.
-// So both answers are kept per class and options until a decorator adds a rule (decisions.md, "One pass").
+// So both answers are kept per class and options until a decorator adds a rule (docs/internals/decisions/0044-validation-fast-paths.md).
 // Throws at boot if a class-validator release no longer has the methods it wraps (validation-metadata-cache.spec.ts).
 export function cacheValidationMetadata(): void {
   const storage = getMetadataStorage() as unknown as Storage & { [WRAPPED]?: true };

@@ -16,8 +16,8 @@ const isFullGc = (entry: PerformanceEntry & { detail?: NodeGCPerformanceDetail }
   entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
 
 // RSS and heap_size_used also count garbage not collected yet, so they rise and fall with the collector's pace:
-// read as a full collection ends, the old generation is what the process holds (decisions.md, "Memory a leak would
-// show in").
+// read as a full collection ends, the old generation is what the process holds
+// (docs/internals/decisions/0054-heap-after-full-gc-gauge.md).
 export function observeHeapAfterFullGc(): void {
   const gauge = new Gauge({
     name: 'petstore_nodejs_heap_after_full_gc_bytes',

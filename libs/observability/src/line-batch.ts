@@ -11,7 +11,7 @@ const handOverAll = () => held.forEach((handOver) => handOver());
 /**
  * Lines kept in an array and handed to `sink` joined, once they reach `batchChars` or `flush` is called. sonic-boom
  * appends each string it is given to its buffer and then measures the buffer's byte length, which copies it: given a
- * line at a time, ~2 KB copied per line of a 4 KB batch (docs/internals/decisions.md, "The access line's cost").
+ * line at a time, ~2 KB copied per line of a 4 KB batch (docs/internals/decisions/0012-access-log-lines.md).
  */
 export function lineBatch(sink: LineSink, batchChars: number): LineSink {
   const lines: string[] = [];

@@ -66,7 +66,7 @@ export const LOG_FLUSH_MS = 100;
 export const LOG_BATCH_CHARS = 16_000;
 
 // Lines go out LOG_BATCH_CHARS at a time (and at least every LOG_FLUSH_MS): a write per line took a fifth of the
-// API's CPU at 1,000 requests/s (decisions.md, "Log lines written in batches" and "The access line's cost").
+// API's CPU at 1,000 requests/s (docs/internals/decisions/0012-access-log-lines.md).
 export function rootLogger(config: AppConfig, app: string): Logger {
   let logger = roots.get(app);
   if (!logger) {
@@ -91,7 +91,7 @@ export function rootLogger(config: AppConfig, app: string): Logger {
 }
 
 // No headers or query string, so the Authorization header never reaches a log line; no child
-// logger per request (docs/internals/decisions.md).
+// logger per request (docs/internals/decisions/0012-access-log-lines.md).
 /** Called once a response is done (sent or abandoned), health and metrics paths included; `route` is its template. */
 export type RequestDone = (
   req: IncomingMessage,

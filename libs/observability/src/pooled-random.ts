@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
 // CSPRNG bytes filled 4 KB at once, each handed out once: randomBytes() per id made a Buffer and its backing store
-// (decisions.md, "POST /v1/messages without parameter pipes; headers set together").
+// (docs/internals/decisions/0051-pooled-random-ids.md).
 const pool = Buffer.alloc(4096);
 let used = pool.length;
 const HEX = Buffer.from('0123456789abcdef', 'latin1');

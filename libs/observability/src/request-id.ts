@@ -1,7 +1,7 @@
 import { pooledRandomFill, writeHex } from './pooled-random';
 
 // The text is written into one scratch buffer: randomUUID() joins its 36 characters from 20 pieces (about 0.5 KB
-// per request; decisions.md, "POST /v1/messages without parameter pipes; headers set together").
+// per request; docs/internals/decisions/0051-pooled-random-ids.md).
 const random = Buffer.alloc(16);
 const text = Buffer.alloc(36);
 const DASH = 0x2d;

@@ -8,7 +8,7 @@ type LegacyClusterOptions = ClusterOptions & {
 };
 
 // The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
-// the last slots refresh (docs/internals/decisions.md). It relies on ioredis keeping the array it
+// the last slots refresh (docs/internals/decisions/0015-learning-cluster-client.md). It relies on ioredis keeping the array it
 // is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
 export class LearningCluster extends Cluster {
   /** The first `seeds` entries are the seeds; the rest is what the client learnt. */

@@ -264,7 +264,7 @@ export const webhookDeliveryQueries = {
    * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
    * the page's rows by key: joined to the page, a generic plan hashed every account's pending events; and without
    * `NOT fanned_out` (the page's lock already holds them unfanned), so no partition's statistics can send it through the
-   * pending index, which it would walk to the end of the account's backlog (decisions.md).
+   * pending index, which it would walk to the end of the account's backlog (docs/internals/decisions/0040-webhook-fan-out-by-account.md).
    */
   fanOutPending: (accountId: number, limit: number) =>
     sql`WITH page AS (

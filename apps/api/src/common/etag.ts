@@ -11,7 +11,7 @@ function noneMatchHits(header: string | undefined, tag: string): boolean {
 }
 
 // Returns the JSON the tag was computed from (serialised once), or undefined for a 304. A call in
-// the handler, not an interceptor (docs/internals/decisions.md).
+// the handler, not an interceptor (docs/internals/decisions/0008-etag-and-idempotency-in-the-handler.md).
 export function taggedJson(res: FastifyReply, representation: object): string | undefined {
   const json = JSON.stringify(representation);
   const tag = tagOfJson(json);

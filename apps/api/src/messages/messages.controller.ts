@@ -25,7 +25,7 @@ export class MessagesController {
   ) {}
 
   // The key from res.locals and the body checked here: Nest settles every parameter a pipe may see through promises
-  // of its own (decisions.md, "Pet reads without parameter pipes" and "POST /v1/messages without parameter pipes").
+  // of its own (docs/internals/decisions/0043-no-parameter-pipes-on-hot-routes.md).
   @Post()
   @Policy({ scope: 'write', idempotent: 'account' })
   @HttpCode(202)

@@ -40,7 +40,7 @@ export class PetsController {
   }
 
   // The two reads take the key from res.locals and the id from the path themselves: Nest settles every
-  // parameter a pipe may see through promises of its own (decisions.md, "Pet reads without parameter pipes").
+  // parameter a pipe may see through promises of its own (docs/internals/decisions/0043-no-parameter-pipes-on-hot-routes.md).
   @Get()
   @Policy({ scope: 'read' })
   @ListPetsDocs()

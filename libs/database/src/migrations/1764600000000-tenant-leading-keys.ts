@@ -12,7 +12,7 @@ const TABLES: { table: string; accountIndex?: string; createdAtBrin?: string }[]
 
 // A key of the id alone let Postgres walk it from a partition's start to a deep feed cursor when one tenant fills
 // the partition; led by the account, the key serves the feed and every read by id, and is the distribution key's
-// shape (decisions.md, "Tenant-leading keys"). Each partition's index is rebuilt under a lock: docs/storage.md.
+// shape (docs/internals/decisions/0021-tenant-leading-keys.md). Each partition's index is rebuilt under a lock: docs/storage.md.
 export class TenantLeadingKeys1764600000000 implements MigrationInterface {
   name = 'TenantLeadingKeys1764600000000';
 
