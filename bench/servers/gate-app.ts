@@ -11,6 +11,7 @@ import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
+import { TransactionsModule } from '@app/transactions';
 import { RequestGateMiddleware } from '../../apps/api/src/gate/request-gate.middleware';
 import { RouteTable, UNROUTED } from '../../apps/api/src/policy/route-table';
 import { createApiServer } from '../../apps/api/src/http-server';
@@ -39,6 +40,7 @@ class TrivialController {
     RedisModule,
     JobsModule.register('producer'),
     EventsModule,
+    TransactionsModule,
     AccessModule,
   ],
   controllers: [TrivialController],
