@@ -3,8 +3,9 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The layering (docs/internals/architecture.md), enforced: which @app libraries each library may
- * import. Platform libraries know no feature; events (the unit of work and the event log) is the
- * one every feature builds on; features import each other only along these edges; apps import
+ * import. Platform libraries know no feature; events (the event log) and transactions (the unit of
+ * work, which records into it) are what every feature builds on; features import each other only
+ * along these edges; apps import
  * libraries, never another app; nobody reaches into a package's internal paths.
  */
 const PLATFORM = ['config', 'errors', 'redis', 'database', 'observability', 'jobs'];
@@ -16,11 +17,12 @@ const LIBRARY_DEPENDENCIES = {
   observability: ['config', 'errors', 'redis', 'database'],
   jobs: ['config', 'errors', 'redis', 'database', 'observability'],
   events: PLATFORM,
-  access: [...PLATFORM, 'events'],
-  catalog: [...PLATFORM, 'events'],
-  messages: [...PLATFORM, 'events'],
-  store: [...PLATFORM, 'events', 'catalog'],
-  webhooks: [...PLATFORM, 'events', 'access'],
+  transactions: [...PLATFORM, 'events'],
+  access: [...PLATFORM, 'transactions', 'events'],
+  catalog: [...PLATFORM, 'transactions', 'events'],
+  messages: [...PLATFORM, 'transactions', 'events'],
+  store: [...PLATFORM, 'transactions', 'events', 'catalog'],
+  webhooks: [...PLATFORM, 'transactions', 'events', 'access'],
   usage: [...PLATFORM, 'access'],
 };
 // The one list of feature modules both apps load: it may import every library.

@@ -11,6 +11,7 @@ import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
+import { TransactionsModule } from '@app/transactions';
 import { ProxyTrustWatch } from '../../apps/api/src/gate/proxy-trust-watch';
 import { REQUEST_GATE_FIELDS, RequestGate } from '../../apps/api/src/gate/request-gate.hook';
 import { Policy, PublicGet } from '../../apps/api/src/policy/route-policy.decorator';
@@ -41,6 +42,7 @@ class TrivialController {
     RedisModule,
     JobsModule.register('producer'),
     EventsModule,
+    TransactionsModule,
     AccessModule,
   ],
   controllers: [TrivialController],

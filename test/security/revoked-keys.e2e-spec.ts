@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator, ApiKeysService, displayPrefix, hashApiKey } from '@app/access';
 import { preparedQuery } from '@app/database';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { rootLogger } from '@app/observability';
 import { REDIS, RedisClient } from '@app/redis';
 import { expectErrorBody } from '../support/expect-error';
@@ -20,7 +20,7 @@ const PAST_SECOND_DELETE_MS = 2_100;
 async function revokedKeys(api: RunningApi, count: number): Promise<string[]> {
   const { accountId } = await createAccount(api);
   const keys = api.app.get(ApiKeysService);
-  const issued = await api.app.get(DomainUnitOfWork).run(async (tx) => {
+  const issued = await api.app.get(UnitOfWork).run(async (tx) => {
     const made = [];
     for (let i = 0; i < count; i++) made.push(await keys.issue(tx, accountId, { name: `revoked ${i}` }));
     return made;

@@ -6,6 +6,7 @@ import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
+import { TransactionsModule } from '@app/transactions';
 
 /**
  * The service tier: feature modules on the platform (real Postgres and Redis from the test
@@ -27,6 +28,7 @@ export async function featureModulesAt(
       RedisModule,
       JobsModule.register('producer'),
       EventsModule,
+      TransactionsModule,
       AccessModule,
       ...features,
     ],

@@ -5,6 +5,7 @@ import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
+import { TransactionsModule } from '@app/transactions';
 import { DemoSeeder } from './demo-seeder';
 
 @Module({
@@ -14,6 +15,7 @@ import { DemoSeeder } from './demo-seeder';
     RedisModule,
     JobsModule.register('producer'),
     EventsModule,
+    TransactionsModule,
     AccessModule,
   ],
   providers: [DemoSeeder],

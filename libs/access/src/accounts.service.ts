@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { AccountEntity, Plan, PLANS } from './account.entity';
 import { ApiKeysService, IssuedApiKey, OWNER_SCOPES } from './api-keys.service';
 import { accountQueries } from './access.queries';
@@ -15,7 +15,7 @@ export interface AccountLimits {
 @Injectable()
 export class AccountsService {
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly keys: ApiKeysService,
   ) {}

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig, Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError, describe } from '@app/errors';
-import { DomainUnitOfWork, Tx } from '@app/events';
+import { UnitOfWork, Tx } from '@app/transactions';
 import { accountQueries, apiKeyQueries, ApiKeyRow } from './access.queries';
 import { Scope, SCOPES } from './scopes';
 import { assertWithinQuota } from './quotas';
@@ -72,7 +72,7 @@ export class ApiKeysService {
   private readonly logger = new Logger(ApiKeysService.name);
 
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly clock: Clock,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError, assertIfMatch } from '@app/errors';
 import { isUniqueViolation, Page, preparedQuery } from '@app/database';
-import { DomainUnitOfWork, Tx } from '@app/events';
+import { UnitOfWork, Tx } from '@app/transactions';
 import { CategoryUpdate, NewCategory } from './inputs';
 import { categoryQueries, CategoryRow, petQueries } from './catalog.queries';
 import { CategoryView } from './views';
@@ -20,7 +20,7 @@ const CATEGORY_EXISTS = () => new ApiError('category_exists', 'A category with t
 export class CategoriesService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
   ) {}
 
   async list(accountId: number, q: Page): Promise<CategoryView[]> {

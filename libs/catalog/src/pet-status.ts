@@ -2,7 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '@app/database';
 import { PetStatus } from './pet.entity';
 import { ApiError } from '@app/errors';
-import { Tx } from '@app/events';
+import { Tx } from '@app/transactions';
 import { petQueries, PetRow } from './catalog.queries';
 import { toPetView } from './views';
 

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, queryPlannedPerCall } from '@app/database';
 import { ApiError, assertIfMatch } from '@app/errors';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { AccountSlots } from './account-slots';
 import { NewPet, PetListFilter, PetUpdate } from './inputs';
 import { categoryQueries, petQueries, PetRow } from './catalog.queries';
@@ -27,7 +27,7 @@ export class PetsService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     config: AppConfig,
   ) {
     this.searchSlots = new AccountSlots(config.nameSearchSlots);

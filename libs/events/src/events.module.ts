@@ -7,22 +7,14 @@ import { EventQueue } from './event.jobs';
 import { EventsService } from './events.service';
 import { EventsRetentionSource } from './events.retention';
 import { EventsSweepSource } from './events.sweep';
-import { DomainUnitOfWork } from './domain-unit-of-work.service';
 import { LiveEvents } from './live-events';
 import { EventStreams } from './event-streams';
 
-/** Global: every feature's writes, jobs and events commit together through DomainUnitOfWork. */
+/** Global: the event log every feature's unit of work records into, read by GET /events and the streams. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([DomainEventEntity, EventSequenceEntity]), QueueModule.register(EventQueue)],
-  providers: [
-    DomainUnitOfWork,
-    EventsService,
-    EventsSweepSource,
-    EventsRetentionSource,
-    LiveEvents,
-    EventStreams,
-  ],
-  exports: [DomainUnitOfWork, EventsService, EventStreams],
+  providers: [EventsService, EventsSweepSource, EventsRetentionSource, LiveEvents, EventStreams],
+  exports: [EventsService, EventStreams, LiveEvents],
 })
 export class EventsModule {}

@@ -4,6 +4,7 @@ import { CatalogModule } from '@app/catalog';
 import { EventsModule } from '@app/events';
 import { MessagesModule } from '@app/messages';
 import { StoreModule } from '@app/store';
+import { TransactionsModule } from '@app/transactions';
 import { UsageModule } from '@app/usage';
 import { WebhooksModule } from '@app/webhooks';
 
@@ -11,6 +12,7 @@ import { WebhooksModule } from '@app/webhooks';
 export function featureModules(role: 'api' | 'worker'): (Type | DynamicModule)[] {
   return [
     EventsModule,
+    TransactionsModule,
     AccessModule,
     CatalogModule,
     StoreModule,

@@ -10,14 +10,12 @@ import { LostJobSweepService } from './lost-job-sweep.service';
 import { OutboxEntity } from './outbox.entity';
 import { OutboxDispatch } from './outbox-dispatch.service';
 import { OutboxRelayService } from './outbox-relay.service';
-import { OutboxStaging } from './outbox-staging.service';
 import { QueueConnection, QueueConnectionModule, QUEUE_CONNECTION, SharedQueueConnection } from './queue-connection';
 import { MaintenanceQueue } from './queue-definition';
 import { QueueHandshake } from './queue-handshake';
 import { QueueModule } from './queue.module';
 import { RedisMemoryWatch } from './redis-memory-watch.service';
 import { RetentionService } from './retention.service';
-import { UnitOfWork } from './unit-of-work.service';
 
 @Module({})
 export class JobsModule {
@@ -44,14 +42,12 @@ export class JobsModule {
         SharedQueueConnection,
         RedisMemoryWatch,
         JobEnqueuer,
-        OutboxStaging,
         OutboxDispatch,
-        UnitOfWork,
         ...(role === 'worker'
           ? [JobHandlers, OutboxRelayService, LostJobRequeue, LostJobSweepService, RetentionService]
           : []),
       ],
-      exports: [JobQueues, UnitOfWork, ...(role === 'worker' ? [JobHandlers] : [])],
+      exports: [JobQueues, OutboxDispatch, ...(role === 'worker' ? [JobHandlers] : [])],
     };
   }
 }

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { describe } from '@app/errors';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { currentTraceparent, runInTrace } from '@app/observability';
 import { MessageQueue, ProcessMessageJob, ProcessMessagesJob } from './message.jobs';
@@ -51,7 +51,7 @@ export class MessageProcessingService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((jobs) => this.processBatch(jobs), config.jobs.batchSize, BATCH_WAIT_MS);

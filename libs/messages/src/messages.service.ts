@@ -4,7 +4,7 @@ import { Clock } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { ApiError } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { GroupCommit } from '@app/database';
 import { newMessageId } from './message.entity';
 import { messageBatch, ProcessMessagesJob } from './message.jobs';
@@ -31,7 +31,7 @@ export class MessagesService {
   });
 
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
   ) {}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { lockPet, syncPetStatus } from '@app/catalog';
 import { Clock } from '@app/config';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { JobPayload, OnJob } from '@app/jobs';
 import { FulfilOrderJob } from './store.jobs';
 import { orderQueries, OrderRow } from './store.queries';
@@ -11,7 +11,7 @@ import { preparedQuery } from '@app/database';
 @Injectable()
 export class FulfilmentService {
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly clock: Clock,
   ) {}
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { lockPet, PetRow, readPet, syncPetStatus } from '@app/catalog';
 import { ApiError, assertIfMatch } from '@app/errors';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { InventoryListFilter } from './inputs';
 import { InventoryItemView, toInventoryItem } from './views';
 import { preparedQuery } from '@app/database';
@@ -13,7 +13,7 @@ import { inventoryQueries } from './store.queries';
 export class InventoryService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
   ) {}
 
   async list(accountId: number, q: InventoryListFilter): Promise<InventoryItemView[]> {

@@ -5,7 +5,7 @@ import { preparedQuery } from '@app/database';
 import { ApiError, assertIfMatch, describe, parseDateTime } from '@app/errors';
 import { currentTraceparent } from '@app/observability';
 import { lockPet, syncPetStatus } from '@app/catalog';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { JobQueues } from '@app/jobs';
 import { NewOrder, OrderListFilter } from './inputs';
 import { FulfilOrderJob } from './store.jobs';
@@ -18,7 +18,7 @@ export class OrdersService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly queues: JobQueues,
     private readonly clock: Clock,
   ) {}

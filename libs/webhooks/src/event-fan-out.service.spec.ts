@@ -1,5 +1,5 @@
 import { loadConfig } from '@app/config';
-import { DomainUnitOfWork } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { JobRun } from '@app/jobs';
 import { EventFanOutService } from './event-fan-out.service';
 
@@ -14,7 +14,7 @@ describe('EventFanOutService.fanOutPending', () => {
         if (events instanceof Error) throw events;
         return { events, deliveries: 1 };
       },
-    } as unknown as DomainUnitOfWork;
+    } as unknown as UnitOfWork;
     return new EventFanOutService(uow, loadConfig({ WORKER_BATCH_SIZE: '2' }));
   };
   const run = (steps: string[]) =>

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { preparedQuery } from '@app/database';
 import { currentTraceparent, withSpan } from '@app/observability';
-import { DomainUnitOfWork, FanOutEventJob, FanOutPendingEventsJob, Tx } from '@app/events';
+import { FanOutEventJob, FanOutPendingEventsJob } from '@app/events';
+import { UnitOfWork, Tx } from '@app/transactions';
 import { JobBatcher, JobPayload, JobRun, OnJob } from '@app/jobs';
 import { FannedOutDelivery, PendingPageRow, webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob } from './webhook.jobs';
@@ -30,7 +31,7 @@ export class EventFanOutService {
   private readonly pageSize: number;
 
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     config: AppConfig,
   ) {
     this.batcher = new JobBatcher((batch) => this.write(batch), config.jobs.batchSize, BATCH_WAIT_MS);

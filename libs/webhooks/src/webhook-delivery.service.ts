@@ -3,7 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { GroupCommit, preparedQuery } from '@app/database';
 import { currentTraceparent, runInTrace, withSpan } from '@app/observability';
-import { PublicEvent, toPublicEvent, DomainUnitOfWork, Tx } from '@app/events';
+import { PublicEvent, toPublicEvent } from '@app/events';
+import { UnitOfWork, Tx } from '@app/transactions';
 import { JobPayload } from '@app/jobs';
 import { retryDelayMs } from './retry-schedule';
 import { resealWebhookSecrets, WebhookSecretBox } from './secret-box';
@@ -66,7 +67,7 @@ export class WebhookDeliveryService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly sender: WebhookSender,
     private readonly config: AppConfig,
   ) {

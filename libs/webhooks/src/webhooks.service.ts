@@ -4,7 +4,8 @@ import { AppConfig } from '@app/config';
 import { FeedOrder, Page, preparedQuery, ReadReplicas } from '@app/database';
 import { ApiError } from '@app/errors';
 import { assertWithinQuota, Plan, PLAN_RECOVER_PER_CALL } from '@app/access';
-import { ADMIN_EVENT_TYPES, DomainEventType, DomainUnitOfWork, isAdminEventType } from '@app/events';
+import { ADMIN_EVENT_TYPES, DomainEventType, isAdminEventType } from '@app/events';
+import { UnitOfWork } from '@app/transactions';
 import { checkWebhookUrl, PRIVATE_TARGET, PRIVATE_TARGET_HINT, UnsafeWebhookUrl } from './address-guard';
 import { WebhookSecretBox } from './secret-box';
 import { generateWebhookSecret } from './signature';
@@ -98,7 +99,7 @@ export class WebhooksService {
   private readonly secrets: WebhookSecretBox;
 
   constructor(
-    private readonly uow: DomainUnitOfWork,
+    private readonly uow: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly replicas: ReadReplicas,

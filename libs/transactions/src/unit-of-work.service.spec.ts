@@ -2,13 +2,10 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@app/config';
 import { dataSourceOptions, migrate, preparedQuery, sql, TransactionRunner } from '@app/database';
-import { defineJob } from './job-definition';
-import { OutboxDispatch } from './outbox-dispatch.service';
-import { OutboxRow } from './jobs.queries';
-import { OutboxStaging } from './outbox-staging.service';
-import { defineQueue } from './queue-definition';
-import { UnitOfWork } from './unit-of-work.service';
+import { LiveEvents, NewDomainEvent } from '@app/events';
+import { defineJob, defineQueue, OutboxDispatch, OutboxRow } from '@app/jobs';
 import { unitDatabase } from '@app/testing';
+import { UnitOfWork } from './unit-of-work.service';
 
 const TestJob = defineJob<{ id: string }>({
   name: 'unit-of-work.test',
@@ -18,20 +15,24 @@ const TestJob = defineJob<{ id: string }>({
 const insertAccount = (name: string) => sql`INSERT INTO accounts (name, plan) VALUES (${name}, 'free')`;
 
 describe('UnitOfWork against the real Postgres', () => {
-  const config = loadConfig({ DATABASE_URL: unitDatabase('jobs').url });
+  const config = loadConfig({ DATABASE_URL: unitDatabase('transactions').url });
   const dispatched: OutboxRow[][] = [];
+  const publish = jest.fn(async (_events: { type: string; sequence: number }[]) => undefined);
   let ds: DataSource;
   let uow: UnitOfWork;
 
   beforeAll(async () => {
     await migrate(config);
-    ds = await new DataSource(dataSourceOptions(config, { poolSize: 4 })).initialize();
-    // No Redis: the dispatcher only records what it was given.
+    ds = await new DataSource(dataSourceOptions(config, { poolSize: 12 })).initialize();
+    // No Redis: the dispatcher and the live events only record what they were given.
     const dispatch = { dispatch: async (rows: OutboxRow[]) => void dispatched.push(rows) } as unknown as OutboxDispatch;
-    uow = new UnitOfWork(ds, new TransactionRunner(ds, config), new OutboxStaging(), dispatch);
+    uow = new UnitOfWork(ds, new TransactionRunner(ds, config), dispatch, { publish } as unknown as LiveEvents);
   });
   afterAll(() => ds?.destroy());
-  beforeEach(() => (dispatched.length = 0));
+  beforeEach(() => {
+    dispatched.length = 0;
+    publish.mockClear();
+  });
   // The database outlives a run: each run's names are its own.
   const run = Date.now().toString(36);
   const named = (what: string) => `${run}-${what}`;
@@ -114,5 +115,78 @@ describe('UnitOfWork against the real Postgres', () => {
       queries.mockRestore();
     }
     expect([await outboxRows(named('json-a')), await outboxRows(named('json-b'))]).toEqual([1, 1]);
+  });
+
+  const newAccount = async (what: string): Promise<number> =>
+    (await ds.query(`INSERT INTO accounts (name, plan) VALUES ($1, 'free') RETURNING id`, [named(what)]))[0].id;
+  const subscribe = (accountId: number) =>
+    ds.query(
+      `INSERT INTO webhooks (account_id, url, events, secret) VALUES ($1, 'https://example.com/hook', '{pet.created}', 's')`,
+      [accountId],
+    );
+
+  it('numbers 10 concurrent events on one resource 1..10', async () => {
+    const accountId = await newAccount('seq');
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        uow.run(async (tx) => {
+          await tx.emit({ accountId, type: 'pet.updated', resourceType: 'pet', resourceId: 42, data: { i } });
+          await new Promise((r) => setTimeout(r, 20));
+        }),
+      ),
+    );
+    const rows: { sequence: number }[] = await ds.query(
+      `SELECT sequence FROM events WHERE account_id = $1 ORDER BY sequence`,
+      [accountId],
+    );
+    expect(rows.map((r) => r.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it("stages an event's fan-out job, with its account and id, when an active webhook subscribes to it", async () => {
+    const accountId = await newAccount('fan');
+    await subscribe(accountId);
+    await uow.run((tx) => tx.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 7, data: {} }));
+    const [{ id: eventId }] = await ds.query(`SELECT id FROM events WHERE account_id = $1`, [accountId]);
+    const staged = await ds.query(`SELECT payload FROM outbox WHERE job_id = $1`, [`events-pending-${eventId}`]);
+    expect(staged.map((r: { payload: object }) => r.payload)).toEqual([{ accountId, eventId }]);
+  });
+
+  it('stages one fan-out job for the subscribed events a unit records in one account, named after the first', async () => {
+    const accountId = await newAccount('fan3');
+    await subscribe(accountId);
+    const created = (resourceId: number): NewDomainEvent => ({
+      accountId,
+      type: 'pet.created',
+      resourceType: 'pet',
+      resourceId,
+      data: {},
+    });
+    await uow.run((tx) => tx.emitMany([created(1), created(2), created(3)]));
+    const [{ id: first }] = await ds.query(`SELECT min(id) AS id FROM events WHERE account_id = $1`, [accountId]);
+    const staged = await ds.query(`SELECT job_name, payload FROM outbox WHERE payload->>'accountId' = $1`, [
+      String(accountId),
+    ]);
+    expect(staged).toEqual([{ job_name: 'event.fan-out-pending', payload: { accountId, eventId: Number(first) } }]);
+  });
+
+  it('publishes the events live once their unit has committed', async () => {
+    const accountId = await newAccount('live');
+    await uow.run(async (tx) => {
+      await tx.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 8, data: {} });
+      expect(publish).not.toHaveBeenCalled();
+    });
+    expect(publish.mock.calls.map(([events]) => events.map((e) => [e.type, e.sequence]))).toEqual([
+      [['pet.created', 1]],
+    ]);
+  });
+
+  it('publishes nothing live when the work fails', async () => {
+    const accountId = await newAccount('dead');
+    const work = uow.run(async (tx) => {
+      await tx.emit({ accountId, type: 'pet.created', resourceType: 'pet', resourceId: 9, data: {} });
+      throw new Error('work failed');
+    });
+    await expect(work).rejects.toThrow('work failed');
+    expect(publish).not.toHaveBeenCalled();
   });
 });

@@ -1,0 +1,2 @@
+export * from './unit-of-work.service';
+export * from './transactions.module';
