@@ -7,9 +7,8 @@ type LegacyClusterOptions = ClusterOptions & {
   redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
 };
 
-// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
-// the last slots refresh (docs/internals/decisions.md). It relies on ioredis keeping the array it
-// is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
+// Reaches ioredis Cluster's private `startupNodes` (checked against ioredis 6.0.0): kept for correctness, not speed (no
+// public way to re-seed a reconnect; bench/results/2026-12-02-HHMM-reaches.md). Guard: learning-cluster.spec.ts.
 export class LearningCluster extends Cluster {
   /** The first `seeds` entries are the seeds; the rest is what the client learnt. */
   private constructor(
