@@ -1,3 +1,5 @@
+// Reaches ioredis Cluster's private `startupNodes` (checked against ioredis 6.0.0): kept for correctness, no speed gain
+// (no public way to re-seed a reconnect; bench/results/2026-12-02-0445-reaches.md). Guard: learning-cluster.spec.ts.
 import { Cluster, ClusterOptions } from 'ioredis';
 
 type Address = { host: string; port: number };
@@ -7,8 +9,7 @@ type LegacyClusterOptions = ClusterOptions & {
   redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
 };
 
-// Reaches ioredis Cluster's private `startupNodes` (checked against ioredis 6.0.0): kept for correctness, not speed (no
-// public way to re-seed a reconnect; bench/results/2026-12-02-HHMM-reaches.md). Guard: learning-cluster.spec.ts.
+// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of the last slots refresh.
 export class LearningCluster extends Cluster {
   /** The first `seeds` entries are the seeds; the rest is what the client learnt. */
   private constructor(
