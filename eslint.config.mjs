@@ -8,11 +8,12 @@ import tseslint from 'typescript-eslint';
  * along these edges; apps import
  * libraries, never another app; nobody reaches into a package's internal paths.
  */
-const PLATFORM = ['config', 'errors', 'redis', 'database', 'observability', 'jobs'];
+const PLATFORM = ['reaches', 'config', 'errors', 'redis', 'database', 'observability', 'jobs'];
 const LIBRARY_DEPENDENCIES = {
+  reaches: [],
   config: [],
   errors: [],
-  redis: ['config'],
+  redis: ['config', 'reaches'],
   database: ['config', 'errors'],
   observability: ['config', 'errors', 'redis', 'database'],
   jobs: ['config', 'errors', 'redis', 'database', 'observability'],

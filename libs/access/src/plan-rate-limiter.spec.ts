@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { register } from 'prom-client';
 import type { AppConfig } from '@app/config';
-import { bulk, type RedisClient } from '@app/redis';
+import type { RedisClient } from '@app/redis';
 import { PlanRateLimiter, RATE_LIMIT_COMMAND } from './plan-rate-limiter';
 import { keySubject } from './rate-limit-subject';
 import type { UsageIndex } from './usage-counters';
@@ -33,7 +33,7 @@ describe('PlanRateLimiter', () => {
     expect(await connectionErrors()).toBe(before + 1);
   });
 
-  it('sends as text exactly the bulk strings of the arguments it hands the client, a peek and two subjects included', async () => {
+  it("hands the client one argument list per subject in the script's layout, a peek included", async () => {
     const send = jest.fn(async (args: unknown[]) => new Array(((args.length - 2) / 11) * 4).fill(0));
     const redis = { [RATE_LIMIT_COMMAND]: send, status: 'ready', options: {} } as unknown as RedisClient;
     const config = { rateLimit: { banStrikes: 10, banSeconds: 900 } } as AppConfig;
@@ -47,15 +47,22 @@ describe('PlanRateLimiter', () => {
       limiter.consume(address, limits, 1_700_000_000_124),
     ]);
     expect(send).toHaveBeenCalledTimes(2);
-    for (const [args, body] of send.mock.calls as unknown as [unknown[], string][]) {
-      expect(body).toBe(
-        args
-          .slice(1)
-          .map((a) => bulk(String(a)))
-          .join(''),
-      );
-    }
-    expect(send.mock.calls[0][0]).toContain('peek');
+    const [keyCall, addressCall] = send.mock.calls.map(([args]) => args);
+    expect(keyCall.slice(1, 2)).toEqual([12]);
+    expect(keyCall.slice(14)).toEqual([
+      '60',
+      '1000',
+      '2',
+      'consume',
+      '1700000000123',
+      '60',
+      '1000',
+      '2',
+      'peek',
+      '1700000000124',
+    ]);
+    expect(addressCall.slice(1, 2)).toEqual([6]);
+    expect(addressCall.slice(8)).toEqual(['60', '1000', '', 'consume', '1700000000124']);
   });
 
   // A map cleared each turn kept every turn's calls alive through scavenges once a full collection had moved its

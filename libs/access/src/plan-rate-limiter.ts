@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { Result } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '@app/config';
-import { bulk, countRedisError, EncodedScript, REDIS, RedisClient, whenReady } from '@app/redis';
+import { countRedisError, LuaScript, REDIS, RedisClient, whenReady } from '@app/redis';
 import { Limits } from './plan-limits';
 import { dayResetOf, decide, minuteResetOf, RateLimitDecision, RawCounts, windowResets } from './rate-limit-decision';
 import { ARGS_PER_CALL, KEYS_PER_CALL, rateLimitLua, RESULTS_PER_CALL } from './rate-limit.lua';
@@ -13,23 +13,17 @@ export const RATE_LIMIT_COMMAND = 'petstoreRateLimit';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `args` and `body` as EncodedScript.run takes them. */
-    [RATE_LIMIT_COMMAND](args: (string | number)[], body: string): Result<number[], Context>;
+    /** `args` as LuaScript.run takes them. */
+    [RATE_LIMIT_COMMAND](args: (string | number)[]): Result<number[], Context>;
   }
 }
 
 /** A call's arguments but `now`: its limits, key id and mode (layout: rate-limit.lua.ts). */
-interface CallArgs {
-  args: [string, string, string, 'consume' | 'peek'];
-  /** The same as bulk strings. */
-  body: string;
-}
+type CallArgs = [string, string, string, 'consume' | 'peek'];
 
 /** A subject's keys and its arguments that a call does not change, made once a minute (layout: rate-limit.lua.ts). */
 interface Prepared {
   keys: string[];
-  /** The keys as bulk strings. */
-  keysBody: string;
   /** The usage hash (the last key); noted only for a key's calls. */
   usageKey: string;
   keyId: string;
@@ -51,7 +45,7 @@ interface QueuedCall {
   resolve: (decision: RateLimitDecision) => void;
 }
 
-const NO_CALL_ARGS: CallArgs = { args: ['', '', '', 'consume'], body: '' };
+const NO_CALL_ARGS: CallArgs = ['', '', '', 'consume'];
 const NO_LIMITS_YET = { consume: NO_CALL_ARGS, peek: NO_CALL_ARGS };
 const OUTCOMES = ['admitted', 'limited', 'banned'] as const;
 // Decisions by plan, then by outcome, handed to the counter when it is read (registered, read only through the
@@ -105,8 +99,8 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
   private readonly prepared = new Map<string, Map<string, Prepared>>();
   private preparedCount = 0;
   private preparedMinute = 0;
-  // `now` as an argument and as a bulk string, shared by the calls of one millisecond.
-  private clock = { ms: -1, arg: '', bulk: '' };
+  // `now` as an argument, shared by the calls of one millisecond.
+  private clock = { ms: -1, arg: '' };
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
@@ -124,9 +118,9 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     if (!this.redis[RATE_LIMIT_COMMAND]) {
       scripts.set(this.redis, lua);
       // Written at once, never auto-pipelined (which would hold each batch back one more turn).
-      const script = new EncodedScript(lua);
+      const script = new LuaScript(lua);
       const client = this.redis;
-      client[RATE_LIMIT_COMMAND] = (args, body) => script.run(client, args, body) as Promise<number[]>;
+      client[RATE_LIMIT_COMMAND] = (args) => script.run(client, args) as Promise<number[]>;
     }
   }
   // A process that listened before its Redis connection was up counted its first requests alone.
@@ -194,7 +188,6 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       const keyId = String(subject.keyId ?? '');
       p = {
         keys,
-        keysBody: keys.map(bulk).join(''),
         usageKey,
         keyId,
         callArgs: NO_LIMITS_YET,
@@ -208,11 +201,7 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
       const keyId = p.keyId;
       const perMinute = String(limits.perMinute);
       const perDay = String(limits.perDay);
-      const callArgs = (mode: 'consume' | 'peek'): CallArgs => ({
-        args: [perMinute, perDay, keyId, mode],
-        body: bulk(perMinute) + bulk(perDay) + bulk(keyId) + bulk(mode),
-      });
-      p.callArgs = { consume: callArgs('consume'), peek: callArgs('peek') };
+      p.callArgs = { consume: [perMinute, perDay, keyId, 'consume'], peek: [perMinute, perDay, keyId, 'peek'] };
       p.perMinute = limits.perMinute;
       p.perDay = limits.perDay;
     }
@@ -247,8 +236,7 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  // One array in the script's layout (every call's keys, then every call's arguments) behind the sha's slot, and
-  // the same as text from the bulk strings each call holds.
+  // One array in the script's layout (every call's keys, then every call's arguments) behind the sha's slot.
   private async send(calls: QueuedCall[]): Promise<void> {
     const keyCount = calls.length * KEYS_PER_CALL;
     const argv = new Array<string | number>(2 + keyCount + calls.length * ARGS_PER_CALL);
@@ -256,23 +244,18 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     argv[1] = keyCount;
     let k = 2;
     let a = 2 + keyCount;
-    let keysBody = bulk(String(keyCount));
-    let argsBody = '';
     for (const c of calls) {
       for (const key of c.prepared.keys) argv[k++] = key;
-      keysBody += c.prepared.keysBody;
-      const args = c.callArgs.args;
+      const args = c.callArgs;
       argv[a++] = args[0];
       argv[a++] = args[1];
       argv[a++] = args[2];
       argv[a++] = args[3];
-      const clock = this.clockOf(c.nowMs);
-      argv[a++] = clock.arg;
-      argsBody += c.callArgs.body + clock.bulk;
+      argv[a++] = this.clockOf(c.nowMs);
     }
     let flat: number[];
     try {
-      flat = await this.redis[RATE_LIMIT_COMMAND](argv, keysBody + argsBody);
+      flat = await this.redis[RATE_LIMIT_COMMAND](argv);
       this.recovered();
     } catch (err) {
       this.degrade(err as Error);
@@ -294,12 +277,9 @@ export class PlanRateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  private clockOf(nowMs: number): { ms: number; arg: string; bulk: string } {
-    if (nowMs !== this.clock.ms) {
-      const arg = String(nowMs);
-      this.clock = { ms: nowMs, arg, bulk: bulk(arg) };
-    }
-    return this.clock;
+  private clockOf(nowMs: number): string {
+    if (nowMs !== this.clock.ms) this.clock = { ms: nowMs, arg: String(nowMs) };
+    return this.clock.arg;
   }
 
   // No bans: strikes need the shared view.

@@ -16,8 +16,7 @@ export const AccountId = (table: string) =>
     ForeignKey('accounts', { name: `${table}_account_id_fkey`, onDelete: 'CASCADE' }),
   );
 
-export const Timestamp = (name: 'created_at' | 'updated_at') =>
-  Column('timestamptz', { name, default: () => 'now()' });
+export const Timestamp = (name: 'created_at' | 'updated_at') => Column('timestamptz', { name, default: () => 'now()' });
 
 /** A check's `column IN (...)` over a constant list, so the list the code uses and the check's are one. */
 export function isIn(column: string, values: readonly string[]): string {

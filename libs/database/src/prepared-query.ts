@@ -1,4 +1,4 @@
-import { Pool, PoolClient, QueryResultRow } from 'pg';
+import { PoolClient, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { Sql } from './sql';
 
@@ -29,9 +29,8 @@ export async function preparedQuery<T extends QueryResultRow>(
   const values = typeof statement === 'string' ? params : (statement.values as unknown[]);
   let name = named ? names.get(text) : undefined;
   if (named && !name) names.set(text, (name = `petstore_${names.size + 1}`));
-  if (db instanceof DataSource) return (await poolOf(db).query<T>({ name, text, values })).rows;
-  const held = db.queryRunner;
-  const runner: QueryRunner = held ?? db.connection.createQueryRunner();
+  const held = db instanceof DataSource ? undefined : db.queryRunner;
+  const runner: QueryRunner = held ?? (db instanceof DataSource ? db : db.connection).createQueryRunner();
   try {
     // connect() returns the connection the runner holds, taking one from the pool first if needed.
     const client = (await runner.connect()) as PoolClient;
@@ -39,25 +38,6 @@ export async function preparedQuery<T extends QueryResultRow>(
   } finally {
     if (!held) await runner.release();
   }
-}
-
-const pools = new WeakMap<DataSource, Pool>();
-
-/**
- * The pg pool TypeORM's Postgres driver keeps (`driver.master`): a statement outside a transaction goes
- * straight to it, as a query runner would after taking and before giving back a connection, without the
- * runner's allocations and turns (docs/internals/decisions/0032-prepared-statements-on-the-pool.md). Throws if a TypeORM release
- * stops keeping it there (prepared-query.spec.ts).
- */
-export function poolOf(dataSource: DataSource): Pool {
-  let pool = pools.get(dataSource);
-  if (!pool) {
-    const master = (dataSource.driver as unknown as { master?: Partial<Pool> }).master;
-    if (typeof master?.query !== 'function' || typeof master.connect !== 'function')
-      throw new Error('TypeORM no longer keeps its pg pool at driver.master: preparedQuery needs another way to it');
-    pools.set(dataSource, (pool = master as Pool));
-  }
-  return pool;
 }
 
 /** Unnamed, so Postgres plans it with its values on every call: for a search whose best plan depends on the pattern. */

@@ -10,7 +10,9 @@ describe('sql', () => {
   it('splices fragments and renumbers their parameters after the ones before them', () => {
     const filters = [sql`p.status = ${'sold'}`, sql`p.category_id = ${3}`];
     const q = sql`SELECT ${raw('p.id')} FROM pets p WHERE p.account_id = ${1} AND ${joinSql(filters, ' AND ')} LIMIT ${21}`;
-    expect(q.text).toBe('SELECT p.id FROM pets p WHERE p.account_id = $1 AND p.status = $2 AND p.category_id = $3 LIMIT $4');
+    expect(q.text).toBe(
+      'SELECT p.id FROM pets p WHERE p.account_id = $1 AND p.status = $2 AND p.category_id = $3 LIMIT $4',
+    );
     expect(q.values).toEqual([1, 'sold', 3, 21]);
   });
 

@@ -54,11 +54,10 @@ class LazyPgTransaction implements LazyTransaction {
   get manager(): EntityManager {
     if (!this.runner) {
       const opened = this.dataSource.createQueryRunner();
-      const client = (opened.connect() as Promise<PoolClient>).then((c) => this.begin(c));
-      // TypeORM takes each statement's connection from here, so it waits for BEGIN (transaction-runner.spec.ts).
-      opened.connect = () => client;
-      client.catch(() => undefined);
-      [this.runner, this.began] = [opened, client];
+      // The first to see the runner's connection, so BEGIN is queued on it before any statement (transaction-runner.spec.ts).
+      const began = (opened.connect() as Promise<PoolClient>).then((c) => this.begin(c));
+      began.catch(() => undefined);
+      [this.runner, this.began] = [opened, began];
     }
     return this.runner.manager;
   }
@@ -75,12 +74,16 @@ class LazyPgTransaction implements LazyTransaction {
     return this.end('ROLLBACK').catch(() => undefined);
   }
 
+  // Both queued at once (pg runs a client's queries in order): a statement queued later runs after them.
   private async begin(client: PoolClient): Promise<PoolClient> {
-    await client.query('BEGIN');
+    const statements = [client.query('BEGIN')];
     if (this.config.databaseTransactionPooler)
-      await client.query(`SELECT set_config('statement_timeout', $1, true)`, [
-        String(this.config.databaseStatementTimeoutMs),
-      ]);
+      statements.push(
+        client.query(`SELECT set_config('statement_timeout', $1, true)`, [
+          String(this.config.databaseStatementTimeoutMs),
+        ]),
+      );
+    await Promise.all(statements);
     return client;
   }
 

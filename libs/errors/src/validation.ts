@@ -2,7 +2,6 @@ import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, Validatio
 import { ValidateBy, ValidateIf } from 'class-validator';
 import { ApiError, ErrorDetail } from './api-error';
 import { dateTimeProblem, parseDateTime } from './input-rules';
-import { cacheValidationMetadata } from './validation-metadata-cache';
 
 /** What a field left out answers: one detail, not every rule the value it lacks would have broken. */
 export const REQUIRED_MESSAGE = 'required';
@@ -23,7 +22,6 @@ const isDto = (metatype: ArgumentMetadata['metatype']) =>
 
 class DtoValidationPipe extends ValidationPipe {
   constructor() {
-    cacheValidationMetadata();
     super({
       whitelist: true,
       forbidNonWhitelisted: true,

@@ -4,4 +4,4 @@ export * from './redis-broadcast';
 export * from './redis-errors';
 export * from './redis-tokens';
 export * from './redis.module';
-export * from './encoded-script';
+export * from './lua-script';

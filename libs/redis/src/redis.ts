@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import Redis, { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
 import type { AppConfig } from '@app/config';
-import { LearningCluster } from './learning-cluster';
+import { LearningCluster } from '@app/reaches';
 import { watchErrors } from './redis-errors';
 
 export type RedisClient = Redis | Cluster;

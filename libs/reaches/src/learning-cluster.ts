@@ -1,3 +1,5 @@
+// Reaches ioredis Cluster's private `startupNodes` (checked against ioredis 6.0.0): kept for correctness, no speed gain
+// (no public way to re-seed a reconnect; bench/results/2026-12-02-0445-reaches.md). Guard: learning-cluster.spec.ts.
 import { Cluster, ClusterOptions } from 'ioredis';
 
 type Address = { host: string; port: number };
@@ -7,9 +9,8 @@ type LegacyClusterOptions = ClusterOptions & {
   redisOptions?: ClusterOptions['redisOptions'] & { replyMapping?: 'legacy' };
 };
 
-// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of
-// the last slots refresh (docs/internals/decisions/0015-learning-cluster-client.md). It relies on ioredis keeping the array it
-// is given: test/service/redis-cluster-client.service-spec.ts fails if it copies.
+// The client and its `duplicate()`s share one list of startup nodes: the seeds, then the nodes of the last slots
+// refresh (docs/internals/decisions/0015-learning-cluster-client.md).
 export class LearningCluster extends Cluster {
   /** The first `seeds` entries are the seeds; the rest is what the client learnt. */
   private constructor(
