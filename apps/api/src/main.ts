@@ -8,7 +8,6 @@ import {
   requirePortsFree,
   requirePostgres,
   rootLogger,
-  shareModuleSearchPaths,
   startOrExit,
 } from '@app/observability';
 import { AppModule } from './app.module';
@@ -34,6 +33,4 @@ startOrExit('api', async () => {
   });
   configureApp(app);
   await server.serve(app);
-  // Booted: what is loaded now stays loaded (docs/internals/decisions/0052-smaller-heap-after-boot.md).
-  shareModuleSearchPaths();
 });

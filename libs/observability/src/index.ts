@@ -5,5 +5,4 @@ export * from './tracing';
 export * from './start-up';
 export * from './shutdown-watchdog';
 export * from './within';
-export * from './module-paths';
 export * from './pooled-random';
