@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { poolOf, preparedQuery } from '@app/database';
+import { poolOf, preparedQuery, sql } from '@app/database';
 import { featureModules } from './feature-modules';
 
 /** preparedQuery outside a transaction runs on TypeORM's own pg pool, reached through driver.master. */
@@ -16,7 +16,7 @@ describe('preparedQuery on the pool', () => {
 
   it('finds the pg pool TypeORM keeps, runs the statement on it and gives the connection back', async () => {
     const pool = poolOf(dataSource);
-    const rows = await preparedQuery<{ n: number }>(dataSource, 'SELECT $1::int + 1 AS n', [41]);
+    const rows = await preparedQuery<{ n: number }>(dataSource, sql`SELECT ${41}::int + 1 AS n`);
     expect(rows).toEqual([{ n: 42 }]);
     expect(pool.totalCount).toBeGreaterThan(0);
     expect(pool.idleCount).toBe(pool.totalCount);

@@ -1,4 +1,5 @@
 import { FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
+import { DUE_COLUMNS, DuePage } from '@app/jobs';
 import { ADMIN_EVENT_TYPES, NewDomainEvent } from './domain-event-types';
 import { DomainEventEntity } from './domain-event.entity';
 import type { EventFilter, EventListQuery } from './events.service';
@@ -62,14 +63,14 @@ export const eventQueries = {
   },
   latestId: (accountId: number) =>
     sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`,
-  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
-  sweepDue: () =>
-    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
+  /** The lost-job sweep's statement (SweepSource.due). */
+  sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
+    sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
        WHERE NOT fanned_out
-         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
-       ORDER BY created_at, id LIMIT $2
-       FOR UPDATE SKIP LOCKED`),
+         AND created_at < now() - make_interval(secs => ${olderThanMs}::double precision / 1000)
+         AND (created_at, id) > (coalesce(${after?.dueAt ?? null}::timestamptz, '-infinity'), coalesce(${after?.id ?? null}::bigint, 0))
+       ORDER BY created_at, id LIMIT ${limit}
+       FOR UPDATE SKIP LOCKED`.returns(DUE_COLUMNS),
   /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
   openRows: () => raw('NOT fanned_out'),
 };

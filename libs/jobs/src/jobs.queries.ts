@@ -1,6 +1,7 @@
 import { raw, Sql, sql } from '@app/database';
 import type { StagedJob } from './job-definition';
 import type { OutboxEntity } from './outbox.entity';
+import type { RemoveBatch } from './retention-source';
 
 // Every statement of the jobs library: the outbox's (staging, dispatch, relay, the sweep's check) and retention's.
 
@@ -87,7 +88,7 @@ export const outboxQueriesSamples: { [K in keyof typeof outboxQueries]?: Paramet
 export const retentionQueries = {
   // SKIP LOCKED keeps a batch short and waiting for nobody; rows go to the DELETE as an array of addresses, since
   // with `IN (...)` the planner may hash-join the whole table. `alsoWhere` is over alias `r`.
-  batchRemove: (table: string, ageColumn: string, olderThanDays: number, limit: number, alsoWhere = raw('true')) => {
+  batchRemove: (table: string, ageColumn: string, { olderThanDays, limit }: RemoveBatch, alsoWhere = raw('true')) => {
     const [t, age] = [raw(table), raw(ageColumn)];
     return sql`WITH gone AS (
       DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
@@ -95,7 +96,7 @@ export const retentionQueries = {
          WHERE r.${age} < now() - make_interval(secs => ${olderThanDays}::double precision * 86400) AND ${alsoWhere}
          ORDER BY r.${age} LIMIT ${limit} FOR UPDATE OF r SKIP LOCKED))
       RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+    SELECT count(*)::int AS removed FROM gone`.returns<{ removed: number }>({ removed: true });
   },
   /** Any row of the partition created at `sinceMs` or later: the table's BRIN index on created_at reads only its tail. */
   youngRow: (partition: string, sinceMs: number) =>
@@ -108,7 +109,7 @@ export const retentionQueries = {
 export const retentionQueriesSamples: {
   [K in keyof typeof retentionQueries]?: Parameters<(typeof retentionQueries)[K]>;
 } = {
-  batchRemove: ['history', 'finished_at', 1, 1],
+  batchRemove: ['history', 'finished_at', { olderThanDays: 1, limit: 1 }],
   youngRow: ['"history_p20260101t000000"', 1],
   openRow: ['"history_p20260101t000000"', "status = 'open'"],
 };

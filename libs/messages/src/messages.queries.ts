@@ -1,4 +1,5 @@
 import { FeedOrder, feedPage, raw, sql } from '@app/database';
+import { DUE_COLUMNS, DuePage, DueRow } from '@app/jobs';
 import { MessageEntity, MessageStatus } from './message.entity';
 
 /** The columns of a Message, for a messages table aliased `t`. */
@@ -19,6 +20,9 @@ export interface MessageListFilter {
 
 /** What `claim` returns of a message. */
 export type ClaimedMessage = Pick<Message, 'id' | 'accountId' | 'message'>;
+
+/** A message the lost-job sweep found. */
+export type DueMessage = Omit<DueRow, 'attempts'> & { jobId: string };
 
 /** A message's result, for `finish`. */
 export interface ProcessedMessage {
@@ -88,15 +92,15 @@ export const messageQueries = {
     sql`UPDATE messages m SET status = ${status}, last_error = ${reason}, failed_at = CASE WHEN ${status === 'failed'} THEN now() END
           WHERE m.account_id = ${accountId} AND m.id = ${id} AND m.status = 'processing'
           RETURNING ${columns}`,
-  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
-  sweepDue: () =>
-    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt",
+  /** The lost-job sweep's statement (SweepSource.due); `jobId`: the job that holds the message, its batch's. */
+  sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
+    sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt",
               coalesce(job_id, id) AS "jobId" FROM messages
        WHERE status IN ('queued', 'processing')
-         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::text, ''))
-       ORDER BY created_at, id LIMIT $2
-       FOR UPDATE SKIP LOCKED`),
+         AND created_at < now() - make_interval(secs => ${olderThanMs}::double precision / 1000)
+         AND (created_at, id) > (coalesce(${after?.dueAt ?? null}::timestamptz, '-infinity'), coalesce(${after?.id ?? null}::text, ''))
+       ORDER BY created_at, id LIMIT ${limit}
+       FOR UPDATE SKIP LOCKED`.returns<DueMessage>({ ...DUE_COLUMNS, jobId: true }),
   /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
   openRows: () => raw(`status IN ('queued', 'processing')`),
   /** Retention: with each message goes its event sequence counter, which no event will use again. */

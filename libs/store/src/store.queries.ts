@@ -1,5 +1,6 @@
 import { PET_COLUMNS } from '@app/catalog';
 import { accountPage, joinSql, raw, sql } from '@app/database';
+import { DUE_COLUMNS, DuePage } from '@app/jobs';
 import { InventoryListFilter, OrderListFilter } from './inputs';
 import { OrderEntity } from './order.entity';
 
@@ -32,15 +33,15 @@ export const orderQueries = {
   complete: (accountId: number, id: number, now: Date) =>
     sql`UPDATE orders o SET complete = true, ship_date = coalesce(o.ship_date, ${now}), updated_at = now()
          WHERE o.account_id = ${accountId} AND o.id = ${id} AND NOT o.complete RETURNING ${orderColumns}`,
-  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
-  sweepDue: () =>
-    raw(`SELECT id, account_id AS "accountId", traceparent, coalesce(ship_date, created_at)::text AS "dueAt"
+  /** The lost-job sweep's statement (SweepSource.due). */
+  sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
+    sql`SELECT id, account_id AS "accountId", traceparent, coalesce(ship_date, created_at)::text AS "dueAt"
        FROM orders
        WHERE NOT complete
-         AND coalesce(ship_date, created_at) < now() - make_interval(secs => $1::double precision / 1000)
-         AND (coalesce(ship_date, created_at), id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
-       ORDER BY coalesce(ship_date, created_at), id LIMIT $2
-       FOR UPDATE SKIP LOCKED`),
+         AND coalesce(ship_date, created_at) < now() - make_interval(secs => ${olderThanMs}::double precision / 1000)
+         AND (coalesce(ship_date, created_at), id) > (coalesce(${after?.dueAt ?? null}::timestamptz, '-infinity'), coalesce(${after?.id ?? null}::bigint, 0))
+       ORDER BY coalesce(ship_date, created_at), id LIMIT ${limit}
+       FOR UPDATE SKIP LOCKED`.returns(DUE_COLUMNS),
 };
 
 /** The store's side of the pets table: its stock column. */
