@@ -76,7 +76,7 @@ FOR UPDATE;
 
 -- accountQueries.lockForKeys
 SELECT
-  1
+  1 AS found
 FROM
   accounts
 WHERE
@@ -134,7 +134,7 @@ ORDER BY
 
 -- apiKeyQueries.exists
 SELECT
-  1
+  1 AS found
 FROM
   api_keys
 WHERE
@@ -243,7 +243,7 @@ FOR UPDATE;
 
 -- apiKeyQueries.otherManager
 SELECT
-  1
+  1 AS found
 FROM
   api_keys k
 WHERE

@@ -116,7 +116,7 @@ WHERE
 
 -- petQueries.anyInCategory
 SELECT
-  1
+  1 AS found
 FROM
   pets
 WHERE
@@ -127,7 +127,7 @@ LIMIT
 
 -- petQueries.anyOpenOrder
 SELECT
-  1
+  1 AS found
 FROM
   orders
 WHERE
@@ -189,7 +189,7 @@ FOR UPDATE;
 
 -- categoryQueries.lockKeyShare
 SELECT
-  1
+  1 AS found
 FROM
   categories
 WHERE

@@ -4,6 +4,10 @@ export type Columns<R> = { readonly [K in keyof R]-?: true };
 /** A row type's columns, checked by TypeScript against `R` (and by sql-row-types.service-spec against the schema). */
 export const columns = <R>(names: Columns<R>): Columns<R> => names;
 
+/** The row of a statement asking whether a row exists: `SELECT 1 AS found`. */
+export type Found = { found: number };
+export const FOUND = columns<Found>({ found: true });
+
 // Values never enter the text, so a statement built from optional filters still names one prepared statement per
 // shape and cannot be injected. `R` is the row it returns, as its `columns` declare; an undeclared one returns any.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an undeclared statement's rows are the caller's to type

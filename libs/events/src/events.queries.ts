@@ -1,4 +1,4 @@
-import { FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
+import { columns, FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
 import { DUE_COLUMNS, DuePage } from '@app/jobs';
 import { ADMIN_EVENT_TYPES, NewDomainEvent } from './domain-event-types';
 import { DomainEventEntity } from './domain-event.entity';
@@ -8,6 +8,16 @@ import type { EventFilter, EventListQuery } from './events.service';
 export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt"`;
 export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent' | 'adminOnly'>;
+export const EVENT_ROW = columns<DomainEvent>({
+  id: true,
+  accountId: true,
+  type: true,
+  resourceType: true,
+  resourceId: true,
+  sequence: true,
+  data: true,
+  createdAt: true,
+});
 
 function page(
   accountId: number,
@@ -16,11 +26,11 @@ function page(
   byType: Sql,
   adminEvents: boolean,
   limit: number,
-): Sql {
+): Sql<DomainEvent> {
   const { where, orderBy } = feedPage('e', 'account_id', accountId, order, after);
   const notAdmin = adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[]) AND NOT e.admin_only`;
   return sql`SELECT ${raw(EVENT_COLUMNS)} FROM events e
-        WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`;
+        WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`.returns(EVENT_ROW);
 }
 
 export const eventQueries = {
@@ -50,7 +60,12 @@ export const eventQueries = {
               admin_only)
   SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
          data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent, admin_only AS "adminOnly"
-    FROM inserted ORDER BY id`,
+    FROM inserted ORDER BY id`.returns<DomainEventEntity>({
+      ...EVENT_ROW,
+      fannedOut: true,
+      traceparent: true,
+      adminOnly: true,
+    }),
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   list: (accountId: number, q: EventListQuery) => {
     const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
@@ -62,7 +77,9 @@ export const eventQueries = {
     return page(accountId, 'oldest', after, byType, filter.adminEvents, limit);
   },
   latestId: (accountId: number) =>
-    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`,
+    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`.returns<{ id: number }>({
+      id: true,
+    }),
   /** The lost-job sweep's statement (SweepSource.due). */
   sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
     sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events

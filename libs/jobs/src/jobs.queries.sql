@@ -84,19 +84,19 @@ FROM
 -- retentionQueries.batchRemove
 WITH
   gone AS (
-    DELETE FROM history
+    DELETE FROM usage_hours
     WHERE
       ctid = ANY (
         ARRAY(
           SELECT
             r.ctid
           FROM
-            history r
+            usage_hours r
           WHERE
-            r.finished_at < now() - make_interval(secs => $1::double precision * 86400)
+            r.hour < now() - make_interval(secs => $1::double precision * 86400)
             AND TRUE
           ORDER BY
-            r.finished_at
+            r.hour
           LIMIT
             $2
           FOR UPDATE OF
@@ -113,9 +113,9 @@ FROM
 
 -- retentionQueries.youngRow
 SELECT
-  1
+  1 AS found
 FROM
-  "history_p20260101t000000"
+  messages
 WHERE
   created_at >= to_timestamp($1::double precision / 1000)
 LIMIT
@@ -123,10 +123,10 @@ LIMIT
 
 -- retentionQueries.openRow
 SELECT
-  1
+  1 AS found
 FROM
-  "history_p20260101t000000"
+  messages
 WHERE
-  status = 'open'
+  status = 'queued'
 LIMIT
   1;

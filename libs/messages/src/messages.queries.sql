@@ -169,7 +169,7 @@ FOR UPDATE
 status IN ('queued', 'processing');
 
 -- messageQueries.dropSequencesOf
-DELETE FROM event_sequences s USING x m
+DELETE FROM event_sequences s USING messages m
 WHERE
   s.account_id = m.account_id
   AND s.resource_type = 'message'

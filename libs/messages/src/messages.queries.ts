@@ -1,4 +1,4 @@
-import { FeedOrder, feedPage, raw, sql } from '@app/database';
+import { columns, FeedOrder, feedPage, raw, sql } from '@app/database';
 import { DUE_COLUMNS, DuePage, DueRow } from '@app/jobs';
 import { MessageEntity, MessageStatus } from './message.entity';
 
@@ -10,6 +10,19 @@ export const MESSAGE_COLUMNS = (t: string) =>
 
 /** As MESSAGE_COLUMNS reads it. */
 export type Message = Omit<MessageEntity, 'traceparent' | 'jobId'>;
+const MESSAGE_ROW = columns<Message>({
+  id: true,
+  accountId: true,
+  message: true,
+  status: true,
+  attempts: true,
+  characters: true,
+  sha256: true,
+  lastError: true,
+  createdAt: true,
+  processedAt: true,
+  failedAt: true,
+});
 
 export interface MessageListFilter {
   limit: number;
@@ -32,7 +45,7 @@ export interface ProcessedMessage {
   sha256: string;
 }
 
-const columns = raw(MESSAGE_COLUMNS('m'));
+const messageColumns = raw(MESSAGE_COLUMNS('m'));
 
 /**
  * traceparent is taken per message: a batch is written in the context of whichever request flushed it. createdAt is
@@ -61,12 +74,12 @@ export const messageQueries = {
     AS m(id text, "accountId" bigint, text text, "createdAt" timestamptz, traceparent text)`;
   },
   get: (accountId: number, id: string) =>
-    sql`SELECT ${columns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`,
+    sql`SELECT ${messageColumns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`.returns(MESSAGE_ROW),
   list: (accountId: number, q: MessageListFilter) => {
     const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after);
     const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
-    return sql`SELECT ${columns} FROM messages m
-        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`;
+    return sql`SELECT ${messageColumns} FROM messages m
+        WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`.returns(MESSAGE_ROW);
   },
   /**
    * Also processing → processing (an earlier run died before finishing); a finished or gone message is not returned.
@@ -76,7 +89,7 @@ export const messageQueries = {
     sql`UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
     FROM unnest(${accountIds}::bigint[], ${ids}::text[]) AS v(account_id, id)
    WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
-   RETURNING m.id, m.account_id AS "accountId", m.message`,
+   RETURNING m.id, m.account_id AS "accountId", m.message`.returns<ClaimedMessage>({ id: true, accountId: true, message: true }),
   /** A message another run finished meanwhile is left alone. */
   finish: (done: ProcessedMessage[]) => {
     const [accountIds, ids] = [done.map((d) => d.accountId), done.map((d) => d.id)];
@@ -85,13 +98,13 @@ export const messageQueries = {
      SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
     FROM unnest(${accountIds}::bigint[], ${ids}::text[], ${characters}::int[], ${sha256s}::text[]) AS v(account_id, id, characters, sha256)
    WHERE m.account_id = v.account_id AND m.id = v.id AND m.status = 'processing'
-   RETURNING ${columns}`;
+   RETURNING ${messageColumns}`.returns(MESSAGE_ROW);
   },
   /** Back to queued for a retry, or failed after the last attempt; only while this run still holds it. */
   recordFailure: (accountId: number, id: string, status: 'queued' | 'failed', reason: string) =>
     sql`UPDATE messages m SET status = ${status}, last_error = ${reason}, failed_at = CASE WHEN ${status === 'failed'} THEN now() END
           WHERE m.account_id = ${accountId} AND m.id = ${id} AND m.status = 'processing'
-          RETURNING ${columns}`,
+          RETURNING ${messageColumns}`.returns(MESSAGE_ROW),
   /** The lost-job sweep's statement (SweepSource.due); `jobId`: the job that holds the message, its batch's. */
   sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
     sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt",
@@ -107,4 +120,9 @@ export const messageQueries = {
   dropSequencesOf: (partition: string) =>
     raw(`DELETE FROM event_sequences s USING ${partition} m
       WHERE s.account_id = m.account_id AND s.resource_type = 'message' AND s.resource_id = m.id`),
+};
+
+/** For the generated .sql file (and the SQL spec, which prepares it): a partition's parent stands for the partition. */
+export const messageQueriesSamples: { [K in keyof typeof messageQueries]?: Parameters<(typeof messageQueries)[K]> } = {
+  dropSequencesOf: ['messages'],
 };

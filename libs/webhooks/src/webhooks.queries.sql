@@ -944,7 +944,7 @@ FROM
 
 -- webhookDeliveryQueries.othersWaiting
 SELECT
-  1
+  1 AS found
 FROM
   webhook_deliveries
 WHERE

@@ -1,4 +1,4 @@
-import { FeedOrder, feedPage, JsonRow, raw, sql } from '@app/database';
+import { columns, FeedOrder, feedPage, FOUND, JsonRow, raw, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES, DomainEvent, DomainEventEntity, EVENT_COLUMNS, isAdminEventType } from '@app/events';
 import { DUE_COLUMNS, DuePage, DueRow, RemoveBatch, retentionQueries } from '@app/jobs';
 import type { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
@@ -12,6 +12,18 @@ const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.d
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin"`;
 export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
+const WEBHOOK_ROW = columns<Webhook>({
+  id: true,
+  accountId: true,
+  url: true,
+  events: true,
+  description: true,
+  status: true,
+  disabledAt: true,
+  previousSecretExpiresAt: true,
+  createdAt: true,
+  createdByAdmin: true,
+});
 
 /**
  * The admin-only webhook rule: made by an admin key, or receiving any of ADMIN_EVENT_TYPES. Only `admin` keys see and
@@ -30,6 +42,24 @@ const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "ac
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
   d.created_at AS "createdAt"`;
 export type WebhookDelivery = Omit<WebhookDeliveryEntity, 'traceparent'>;
+const DELIVERY_ROW = columns<WebhookDelivery>({
+  id: true,
+  webhookId: true,
+  accountId: true,
+  eventId: true,
+  eventType: true,
+  status: true,
+  attempts: true,
+  lastStatusCode: true,
+  lastError: true,
+  lastDurationMs: true,
+  lastResponseExcerpt: true,
+  resendOf: true,
+  lastAttemptAt: true,
+  nextAttemptAt: true,
+  deliveredAt: true,
+  createdAt: true,
+});
 
 /** A delivery's created_at as DeliverWebhookBatchJob's key: microseconds since the epoch (exact: extract is numeric). */
 export const CREATED_AT_US = `(extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs"`;
@@ -54,19 +84,22 @@ export interface WebhookChange {
 
 export type WebhookSecrets = Pick<WebhookEntity, 'id' | 'accountId' | 'secret' | 'previousSecret'>;
 
+/** The row of a statement that answers the ids of the rows it wrote. */
+const ID_ROW = columns<{ id: number }>({ id: true });
+
 export const webhookQueries = {
   insert: (accountId: number, w: NewWebhookRow) =>
     sql`INSERT INTO webhooks AS w (account_id, url, events, description, secret, status, created_by_admin)
          VALUES (${accountId}, ${w.url}, ${w.events}, ${w.description}, ${w.secret}, 'active', ${w.createdByAdmin})
-         RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+         RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** `lock`: none, FOR SHARE or FOR UPDATE. */
   find: (accountId: number, webhookId: number, lock: '' | 'FOR SHARE' | 'FOR UPDATE') =>
-    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`,
+    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`.returns(WEBHOOK_ROW),
   /** `admin` false: without the admin-only ones. */
   list: (accountId: number, admin: boolean) =>
     sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w
         WHERE w.account_id = ${accountId} AND (${admin} OR NOT ${ADMIN_ONLY_WEBHOOK})
-        ORDER BY w.id`,
+        ORDER BY w.id`.returns(WEBHOOK_ROW),
   update: (accountId: number, webhookId: number, c: WebhookChange) =>
     sql`UPDATE webhooks w SET url = coalesce(${c.url}, w.url), events = coalesce(${c.events}::text[], w.events),
           description = CASE WHEN ${c.setDescription}::boolean THEN ${c.description} ELSE w.description END,
@@ -74,7 +107,7 @@ export const webhookQueries = {
           disabled_at = CASE WHEN ${c.enabled}::boolean IS NULL THEN w.disabled_at WHEN ${c.enabled}::boolean THEN NULL
                              ELSE coalesce(w.disabled_at, now()) END
         WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
-        RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+        RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** The replaced secret (sealed) is kept for `graceSeconds` (none when 0). */
   rotateSecret: (accountId: number, webhookId: number, secret: string, graceSeconds: number) =>
     sql`UPDATE webhooks w SET secret = ${secret},
@@ -82,25 +115,30 @@ export const webhookQueries = {
           previous_secret_expires_at = CASE WHEN ${graceSeconds}::integer > 0
             THEN now() + make_interval(secs => ${graceSeconds}::integer) END
         WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
-        RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+        RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   enable: (accountId: number, webhookId: number) =>
     sql`UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
-  RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+  RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** Only an active one: null when it was disabled already. */
   disable: (webhookId: number) =>
     sql`UPDATE webhooks w SET status = 'disabled', disabled_at = now() WHERE w.id = ${webhookId} AND w.status = 'active'
-       RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+       RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   delete: (accountId: number, webhookId: number) =>
     sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`,
   /** One webhook's, or all when `webhookId` is null. */
   secrets: (webhookId: number | null) =>
     sql`SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
-      WHERE ${webhookId}::bigint IS NULL OR w.id = ${webhookId} ORDER BY w.id`,
+      WHERE ${webhookId}::bigint IS NULL OR w.id = ${webhookId} ORDER BY w.id`.returns<WebhookSecrets>({
+      id: true,
+      accountId: true,
+      secret: true,
+      previousSecret: true,
+    }),
   /** Only if the row still holds what was read (`was`): another process resealing it meanwhile wins. */
   reseal: (was: WebhookSecrets, secret: string, previousSecret: string | null) =>
     sql`UPDATE webhooks SET secret = ${secret}, previous_secret = ${previousSecret}
         WHERE id = ${was.id} AND secret = ${was.secret} AND previous_secret IS NOT DISTINCT FROM ${was.previousSecret}
-        RETURNING id`,
+        RETURNING id`.returns(ID_ROW),
 };
 
 /** For the generated .sql file: `find` without a lock (the placeholder would stand in for the lock clause). */
@@ -140,7 +178,10 @@ const CHAIN_ATTEMPTS = `CASE WHEN d.resend_of IS NULL OR d.event_id IS NULL THEN
   END AS "chainAttempts"`;
 
 /** A batch's row: its one webhook comes on the first row only (null on the others), read and parsed once. */
-export type BatchRowToSend = Omit<DeliveryToSend, 'webhook'> & { webhook: DeliveryToSend['webhook'] | null };
+export type BatchRowToSend = Omit<DeliveryToSend, 'webhook' | 'chainAttempts'> & {
+  webhook: DeliveryToSend['webhook'] | null;
+};
+const TO_SEND_ROW = columns<BatchRowToSend>({ ...DELIVERY_ROW, traceparent: true, webhook: true, event: true });
 
 /** A fan-out batch's time (DeliverWebhookBatchJob's createdAtUs) as a timestamp. */
 const batchAt = (createdAtUs: string) => sql`timestamptz 'epoch' + ${createdAtUs}::bigint * interval '1 microsecond'`;
@@ -183,6 +224,14 @@ export type FannedOutDelivery = Pick<WebhookDeliveryEntity, 'id' | 'accountId' |
 
 /** fanOutPending's rows: the delivery's columns are null in the one row of a page that made none. */
 export type PendingPageRow = { pageEvents: number } & ({ [K in keyof FannedOutDelivery]: null } | FannedOutDelivery);
+const FANNED_OUT_ROW = columns<FannedOutDelivery>({
+  id: true,
+  accountId: true,
+  webhookId: true,
+  eventId: true,
+  traceparent: true,
+  createdAtUs: true,
+});
 
 /** Who is recovering what: the event types the key may not see (api_key.* without `admin`), and the webhook's. */
 export interface RecoverScope {
@@ -239,7 +288,7 @@ export const webhookDeliveryQueries = {
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, i.traceparent)
-  ${DELIVERIES_OF_FANNED}`,
+  ${DELIVERIES_OF_FANNED}`.returns(FANNED_OUT_ROW),
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
    * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
@@ -257,31 +306,31 @@ export const webhookDeliveryQueries = {
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (${DELIVERIES_OF_FANNED})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
-    LEFT JOIN delivered x ON true ORDER BY x.id`,
+    LEFT JOIN delivered x ON true ORDER BY x.id`.returns<PendingPageRow>({ pageEvents: true, ...FANNED_OUT_ROW }),
   /** A new delivery of the same event, as a resend of the chain's first. */
   resend: (accountId: number, webhookId: number, deliveryId: number) =>
     sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
          SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)
            FROM webhook_deliveries o WHERE o.id = ${deliveryId} AND o.webhook_id = ${webhookId} AND o.account_id = ${accountId}
-         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+         RETURNING ${raw(DELIVERY_COLUMNS)}`.returns(DELIVERY_ROW),
   /** Resends each failed event (FAILED_SINCE) the webhook still receives, `limit` at most. */
   recover: (r: RecoverScope, limit: number) =>
     sql`WITH ${failedSince(r)}
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
   SELECT ${r.webhookId}::bigint, ${r.accountId}::bigint, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT ${limit}
-  RETURNING d.id`,
+  RETURNING d.id`.returns(ID_ROW),
   /** After `recover` in its transaction: the events it resent have a pending delivery now. */
   notRecovered: (r: RecoverScope) =>
     sql`WITH ${failedSince(r)}
   SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
-    FROM failed f`,
+    FROM failed f`.returns<{ skipped: number; more: boolean }>({ skipped: true, more: true }),
   insertTest: (accountId: number, webhookId: number) =>
     sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES (${webhookId}, ${accountId}, NULL, 'webhook.test')
-         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+         RETURNING ${raw(DELIVERY_COLUMNS)}`.returns(DELIVERY_ROW),
   /** Locks the webhook's pending deliveries. */
   lockPending: (accountId: number, webhookId: number) =>
     sql`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
-          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`,
+          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`.returns<{ count: string }>({ count: true }),
   /** A feed page of the webhook's deliveries, none of `hiddenTypes` (null: all types). */
   page: (
     webhookId: number,
@@ -291,14 +340,19 @@ export const webhookDeliveryQueries = {
     const page = feedPage('d', 'webhook_id', webhookId, q.order, q.after);
     const hidden = hiddenTypes ? sql`AND d.event_type <> ALL(${hiddenTypes}::text[])` : raw('');
     return sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d
-        WHERE ${page.where} ${hidden} ${page.orderBy} LIMIT ${q.limit}`;
+        WHERE ${page.where} ${hidden} ${page.orderBy} LIMIT ${q.limit}`.returns(DELIVERY_ROW);
   },
   eventType: (accountId: number, webhookId: number, deliveryId: number) =>
     sql`SELECT d.event_type AS "eventType" FROM webhook_deliveries d
-        WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`,
+        WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`.returns<{
+      eventType: string;
+    }>({ eventType: true }),
   toSend: (accountId: number, deliveryId: number) =>
     sql`SELECT ${raw(TO_SEND_COLUMNS)}, ${raw(CHAIN_ATTEMPTS)}
-          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`,
+          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`.returns<DeliveryToSend>({
+      ...TO_SEND_ROW,
+      chainAttempts: true,
+    }),
   /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
   batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
     sql`SELECT ${raw(DELIVERY_COLUMNS)}, d.traceparent,
@@ -306,7 +360,7 @@ export const webhookDeliveryQueries = {
   FROM webhook_deliveries d
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${batchAt(createdAtUs)} AND d.created_at = ${batchAt(createdAtUs)}
     AND d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
-  ORDER BY d.id`,
+  ORDER BY d.id`.returns(TO_SEND_ROW),
   markDelivered: (batch: readonly DeliveredAttempt[]) =>
     sql`WITH done AS (
     UPDATE webhook_deliveries d
@@ -318,7 +372,7 @@ export const webhookDeliveryQueries = {
      WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
     RETURNING ${raw(ATTEMPTED_COLUMNS)}),
   logged AS (${raw(LOG_ATTEMPTS)})
-  SELECT id FROM done`,
+  SELECT id FROM done`.returns(ID_ROW),
   /** `d` as read, changed to `next` only if nobody recorded this attempt first; an attempt is logged when it counts one more. */
   recordAttempt: (d: WebhookDelivery, next: WebhookDelivery) =>
     sql`WITH done AS (
@@ -330,12 +384,12 @@ export const webhookDeliveryQueries = {
      WHERE d.account_id = ${d.accountId} AND d.id = ${d.id} AND d.attempts = ${d.attempts} AND d.status = 'pending'
     RETURNING ${raw(ATTEMPTED_COLUMNS)}),
   logged AS (${raw(LOG_ATTEMPTS)} WHERE attempts > ${d.attempts}::int)
-  SELECT id FROM done`,
+  SELECT id FROM done`.returns(ID_ROW),
   /** First attempts and retries whose time has come, of other accounts. */
   othersWaiting: (accountId: number) =>
-    sql`SELECT 1 FROM webhook_deliveries
+    sql`SELECT 1 AS found FROM webhook_deliveries
           WHERE status = 'pending' AND account_id <> ${accountId} AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-          LIMIT 1`,
+          LIMIT 1`.returns(FOUND),
   /** The lost-job sweep's statement (SweepSource.due): pending deliveries one sweep interval past their next attempt. */
   sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
     sql`SELECT d.id, d.account_id AS "accountId", d.attempts, d.traceparent,
@@ -366,7 +420,14 @@ export const webhookAttemptQueries = {
               a.response_excerpt AS "responseExcerpt", a.error
          FROM webhook_delivery_attempts a
         WHERE a.account_id = ${accountId} AND a.delivery_id = ${deliveryId} AND a.attempt > ${after}::bigint
-        ORDER BY a.attempt LIMIT ${limit}`,
+        ORDER BY a.attempt LIMIT ${limit}`.returns<DeliveryAttemptRow>({
+      attempt: true,
+      attemptedAt: true,
+      statusCode: true,
+      durationMs: true,
+      responseExcerpt: true,
+      error: true,
+    }),
   deleteOfWebhook: (accountId: number, webhookId: number) =>
     sql`DELETE FROM webhook_delivery_attempts a USING webhook_deliveries d
           WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND a.account_id = d.account_id AND a.delivery_id = d.id`,
