@@ -60,7 +60,9 @@ describe('revoked keys', () => {
     const genuine: string[] = [];
     for (let i = 0; i < 20; i++) genuine.push((await keys.create(accountId, { name: `genuine ${i}` })).secret);
     // In no cache: as if issued before the replicas shared what they verified, or an hour ago.
-    await Promise.all(genuine.map((k) => a.app.get<RedisClient>(REDIS).del(`${a.config.redisNamespace}:auth:key:${hashApiKey(k)}`)));
+    await Promise.all(
+      genuine.map((k) => a.app.get<RedisClient>(REDIS).del(`${a.config.redisNamespace}:auth:key:${hashApiKey(k)}`)),
+    );
     await sleep(PAST_SECOND_DELETE_MS);
 
     const before = await postgresLookups(a, b);

@@ -73,7 +73,9 @@ describe('generated SQL against the migrated schema', () => {
         const declared = statement.columns ?? null;
         const [got, want] = [returned && [...returned].sort(), declared && [...declared].sort()];
         if (JSON.stringify(got) !== JSON.stringify(want))
-          mismatches.push(`${name}: returns ${JSON.stringify(returned)}, its row type declares ${JSON.stringify(declared)}`);
+          mismatches.push(
+            `${name}: returns ${JSON.stringify(returned)}, its row type declares ${JSON.stringify(declared)}`,
+          );
       }
       expect(mismatches).toEqual([]);
     },

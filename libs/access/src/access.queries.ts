@@ -36,9 +36,11 @@ export const accountQueries = {
     sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`.returns(ACCOUNT_ROW),
   get: (accountId: number) => sql`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ${accountId}`.returns(ACCOUNT_ROW),
   count: () => sql`SELECT count(*)::int AS count FROM accounts`.returns<{ count: number }>({ count: true }),
-  lockPlan: (accountId: number) => sql`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`.returns<{ plan: Plan }>({ plan: true }),
+  lockPlan: (accountId: number) =>
+    sql`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`.returns<{ plan: Plan }>({ plan: true }),
   // NO KEY UPDATE leaves alone the key-share locks that inserts of the account's other rows take.
-  lockForKeys: (accountId: number) => sql`SELECT 1 AS found FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`.returns(FOUND),
+  lockForKeys: (accountId: number) =>
+    sql`SELECT 1 AS found FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`.returns(FOUND),
 };
 
 const KEY_COLUMNS = raw(`k.id, k.account_id AS "accountId", k.name, k.prefix, k.key_hash AS "keyHash", k.scopes,
@@ -76,7 +78,9 @@ export interface NewApiKeyRow {
 
 export const apiKeyQueries = {
   activeOfAccount: (accountId: number, now: Date) =>
-    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = ${accountId} AND ${ACTIVE(now)} ORDER BY k.id`.returns(KEY_ROW),
+    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = ${accountId} AND ${ACTIVE(now)} ORDER BY k.id`.returns(
+      KEY_ROW,
+    ),
   /** Revoked, expired and rotated-out keys too. */
   allOfAccount: (accountId: number) =>
     sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.account_id = ${accountId} ORDER BY k.id`.returns(KEY_ROW),
@@ -88,19 +92,31 @@ export const apiKeyQueries = {
   legacyPrefixes: () =>
     sql`SELECT DISTINCT prefix FROM api_keys
           WHERE NOT tagged AND revoked_at IS NULL
-            AND (expires_at IS NULL OR expires_at > now()) AND (rotated_out_at IS NULL OR rotated_out_at > now())`.returns<{ prefix: string }>({ prefix: true }),
+            AND (expires_at IS NULL OR expires_at > now()) AND (rotated_out_at IS NULL OR rotated_out_at > now())`.returns<{
+      prefix: string;
+    }>({ prefix: true }),
   unrevokedHashes: (accountId: number) =>
-    sql`SELECT key_hash AS hash FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL`.returns<{ hash: string }>({ hash: true }),
+    sql`SELECT key_hash AS hash FROM api_keys WHERE account_id = ${accountId} AND revoked_at IS NULL`.returns<{
+      hash: string;
+    }>({ hash: true }),
   activeById: (accountId: number, keyId: number, now: Date) =>
-    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = ${keyId} AND k.account_id = ${accountId} AND ${ACTIVE(now)}`.returns(KEY_ROW),
+    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = ${keyId} AND k.account_id = ${accountId} AND ${ACTIVE(now)}`.returns(
+      KEY_ROW,
+    ),
   lockActive: (accountId: number, keyId: number, now: Date) =>
-    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = ${keyId} AND k.account_id = ${accountId} AND ${ACTIVE(now)} FOR UPDATE`.returns(KEY_ROW),
+    sql`SELECT ${KEY_COLUMNS} FROM api_keys k WHERE k.id = ${keyId} AND k.account_id = ${accountId} AND ${ACTIVE(now)} FOR UPDATE`.returns(
+      KEY_ROW,
+    ),
   /** Another key of the account able to manage keys. */
   otherManager: (accountId: number, keyId: number, now: Date) =>
-    sql`SELECT 1 AS found FROM api_keys k WHERE k.account_id = ${accountId} AND k.id <> ${keyId} AND ${MANAGER(now)} LIMIT 1`.returns(FOUND),
+    sql`SELECT 1 AS found FROM api_keys k WHERE k.account_id = ${accountId} AND k.id <> ${keyId} AND ${MANAGER(now)} LIMIT 1`.returns(
+      FOUND,
+    ),
   insert: (accountId: number, k: NewApiKeyRow) =>
     sql`INSERT INTO api_keys AS k (account_id, name, prefix, key_hash, scopes, expires_at, tagged)
-       VALUES (${accountId}, ${k.name}, ${k.prefix}, ${k.keyHash}, ${k.scopes}, ${k.expiresAt}, true) RETURNING ${KEY_COLUMNS}`.returns(KEY_ROW),
+       VALUES (${accountId}, ${k.name}, ${k.prefix}, ${k.keyHash}, ${k.scopes}, ${k.expiresAt}, true) RETURNING ${KEY_COLUMNS}`.returns(
+      KEY_ROW,
+    ),
   revoke: (keyId: number, at: Date) => sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${keyId}`,
   rotateOut: (keyId: number, at: Date) => sql`UPDATE api_keys SET rotated_out_at = ${at} WHERE id = ${keyId}`,
   /** What authenticates a key, by its hash. */
@@ -135,5 +151,6 @@ export const quotaQueries = {
     sql`SELECT count(*)::int AS n FROM api_keys
           WHERE account_id = ${accountId} AND revoked_at IS NULL AND (rotated_out_at IS NULL OR rotated_out_at > ${now})
             AND (expires_at IS NULL OR expires_at > ${now})`.returns(COUNT_ROW),
-  webhooks: (accountId: number) => sql`SELECT count(*)::int AS n FROM webhooks WHERE account_id = ${accountId}`.returns(COUNT_ROW),
+  webhooks: (accountId: number) =>
+    sql`SELECT count(*)::int AS n FROM webhooks WHERE account_id = ${accountId}`.returns(COUNT_ROW),
 };

@@ -50,7 +50,9 @@ export const petQueries = {
     sql`SELECT ${petColumns} FROM pets p WHERE p.account_id = ${accountId} AND p.id = ${id}`.returns(PET_ROW),
   /** Every write that touches a pet's stock, orders or status takes this row lock first. */
   lock: (accountId: number, id: number) =>
-    sql`SELECT ${petColumns} FROM pets p WHERE p.account_id = ${accountId} AND p.id = ${id} FOR UPDATE`.returns(PET_ROW),
+    sql`SELECT ${petColumns} FROM pets p WHERE p.account_id = ${accountId} AND p.id = ${id} FOR UPDATE`.returns(
+      PET_ROW,
+    ),
   /** The row with the status the rule derives for it now. */
   derivedStatus: (accountId: number, id: number) =>
     sql`SELECT ${petColumns}, ${STATUS_RULE} AS derived FROM pets p WHERE p.account_id = ${accountId} AND p.id = ${id}`.returns<
@@ -65,14 +67,20 @@ export const petQueries = {
     sql`UPDATE pets SET name = ${p.name}, category_id = ${p.categoryId}, stock = ${p.stock}, updated_at = now() WHERE account_id = ${accountId} AND id = ${id}`,
   delete: (accountId: number, id: number) => sql`DELETE FROM pets WHERE account_id = ${accountId} AND id = ${id}`,
   anyInCategory: (accountId: number, categoryId: number) =>
-    sql`SELECT 1 AS found FROM pets WHERE account_id = ${accountId} AND category_id = ${categoryId} LIMIT 1`.returns(FOUND),
+    sql`SELECT 1 AS found FROM pets WHERE account_id = ${accountId} AND category_id = ${categoryId} LIMIT 1`.returns(
+      FOUND,
+    ),
   anyOpenOrder: (accountId: number, id: number) =>
-    sql`SELECT 1 AS found FROM orders WHERE account_id = ${accountId} AND pet_id = ${id} AND NOT complete LIMIT 1`.returns(FOUND),
+    sql`SELECT 1 AS found FROM orders WHERE account_id = ${accountId} AND pet_id = ${id} AND NOT complete LIMIT 1`.returns(
+      FOUND,
+    ),
 };
 
 const categoryColumns = raw(CATEGORY_COLUMNS);
 const findCategory = (lock: string) => (accountId: number, id: number) =>
-  sql`SELECT ${categoryColumns} FROM categories WHERE account_id = ${accountId} AND id = ${id} ${raw(lock)}`.returns(CATEGORY_ROW);
+  sql`SELECT ${categoryColumns} FROM categories WHERE account_id = ${accountId} AND id = ${id} ${raw(lock)}`.returns(
+    CATEGORY_ROW,
+  );
 
 export const categoryQueries = {
   list: (accountId: number, after: number, limit: number) =>
@@ -87,7 +95,9 @@ export const categoryQueries = {
   lockKeyShare: (accountId: number, id: number) =>
     sql`SELECT 1 AS found FROM categories WHERE account_id = ${accountId} AND id = ${id} FOR KEY SHARE`.returns(FOUND),
   insert: (accountId: number, c: Pick<CategoryRow, 'name' | 'description'>) =>
-    sql`INSERT INTO categories (account_id, name, description) VALUES (${accountId}, ${c.name}, ${c.description}) RETURNING ${categoryColumns}`.returns(CATEGORY_ROW),
+    sql`INSERT INTO categories (account_id, name, description) VALUES (${accountId}, ${c.name}, ${c.description}) RETURNING ${categoryColumns}`.returns(
+      CATEGORY_ROW,
+    ),
   update: (accountId: number, id: number, c: Pick<CategoryRow, 'name' | 'description'>) =>
     sql`UPDATE categories SET name = ${c.name}, description = ${c.description}, updated_at = now()
            WHERE account_id = ${accountId} AND id = ${id} RETURNING ${categoryColumns}`.returns(CATEGORY_ROW),

@@ -77,9 +77,11 @@ export const eventQueries = {
     return page(accountId, 'oldest', after, byType, filter.adminEvents, limit);
   },
   latestId: (accountId: number) =>
-    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`.returns<{ id: number }>({
-      id: true,
-    }),
+    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`.returns<{ id: number }>(
+      {
+        id: true,
+      },
+    ),
   /** The lost-job sweep's statement (SweepSource.due). */
   sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
     sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events

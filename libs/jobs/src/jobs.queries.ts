@@ -115,7 +115,8 @@ export const retentionQueries = {
       FOUND,
     ),
   /** `openRows` is the source's condition (PartitionedHistory.openRows). */
-  openRow: (partition: string, openRows: string) => sql`SELECT 1 AS found FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`.returns(FOUND),
+  openRow: (partition: string, openRows: string) =>
+    sql`SELECT 1 AS found FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`.returns(FOUND),
 };
 
 /** For the generated .sql file (and the SQL spec, which prepares it): a source's table, as the placeholder cannot name it. */

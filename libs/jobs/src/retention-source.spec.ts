@@ -6,7 +6,8 @@ describe('retentionSource', () => {
   const Source = retentionSource({
     name: 'usage_hours',
     keepDays: (config) => config.retention.usageHoursDays,
-    remove: ({ olderThanDays }) => sql`SELECT ${olderThanDays}::int AS removed`.returns<{ removed: number }>({ removed: true }),
+    remove: ({ olderThanDays }) =>
+      sql`SELECT ${olderThanDays}::int AS removed`.returns<{ removed: number }>({ removed: true }),
   });
 
   it('makes a provider the retention job discovers', () => {

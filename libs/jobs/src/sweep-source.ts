@@ -15,7 +15,12 @@ export interface DueRow {
 }
 
 /** The columns every source's rows have (`attempts` only some). */
-export const DUE_COLUMNS = columns<Omit<DueRow, 'attempts'>>({ id: true, accountId: true, traceparent: true, dueAt: true });
+export const DUE_COLUMNS = columns<Omit<DueRow, 'attempts'>>({
+  id: true,
+  accountId: true,
+  traceparent: true,
+  dueAt: true,
+});
 
 /** One page of a sweep: rows due over `olderThanMs` ago, `limit` at most, after the cursor (null: from the first). */
 export interface DuePage {

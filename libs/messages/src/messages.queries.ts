@@ -74,7 +74,9 @@ export const messageQueries = {
     AS m(id text, "accountId" bigint, text text, "createdAt" timestamptz, traceparent text)`;
   },
   get: (accountId: number, id: string) =>
-    sql`SELECT ${messageColumns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`.returns(MESSAGE_ROW),
+    sql`SELECT ${messageColumns} FROM messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`.returns(
+      MESSAGE_ROW,
+    ),
   list: (accountId: number, q: MessageListFilter) => {
     const page = feedPage('m', 'account_id', accountId, q.order ?? 'oldest', q.after);
     const byStatus = q.status ? sql`AND m.status = ${q.status}` : raw('');
@@ -89,7 +91,11 @@ export const messageQueries = {
     sql`UPDATE messages m SET status = 'processing', attempts = m.attempts + 1
     FROM unnest(${accountIds}::bigint[], ${ids}::text[]) AS v(account_id, id)
    WHERE m.account_id = v.account_id AND m.id = v.id AND m.status IN ('queued', 'processing')
-   RETURNING m.id, m.account_id AS "accountId", m.message`.returns<ClaimedMessage>({ id: true, accountId: true, message: true }),
+   RETURNING m.id, m.account_id AS "accountId", m.message`.returns<ClaimedMessage>({
+      id: true,
+      accountId: true,
+      message: true,
+    }),
   /** A message another run finished meanwhile is left alone. */
   finish: (done: ProcessedMessage[]) => {
     const [accountIds, ids] = [done.map((d) => d.accountId), done.map((d) => d.id)];

@@ -18,7 +18,9 @@ export const orderQueries = {
     const where = [page.where];
     if (q.complete !== undefined) where.push(sql`o.complete = ${q.complete}`);
     if (q.petId) where.push(sql`o.pet_id = ${q.petId}`);
-    return sql`SELECT ${orderColumns} FROM orders o WHERE ${joinSql(where, ' AND ')} ${page.orderBy} LIMIT ${q.limit + 1}`.returns(ORDER_ROW);
+    return sql`SELECT ${orderColumns} FROM orders o WHERE ${joinSql(where, ' AND ')} ${page.orderBy} LIMIT ${q.limit + 1}`.returns(
+      ORDER_ROW,
+    );
   },
   get: (accountId: number, id: number) =>
     sql`SELECT ${orderColumns} FROM orders o WHERE o.account_id = ${accountId} AND o.id = ${id}`.returns(ORDER_ROW),
@@ -27,7 +29,9 @@ export const orderQueries = {
          RETURNING ${orderColumns}`.returns(ORDER_ROW),
   /** Returns nothing for a complete order, which can no longer be cancelled. */
   deleteOpen: (accountId: number, id: number) =>
-    sql`DELETE FROM orders o WHERE o.account_id = ${accountId} AND o.id = ${id} AND NOT o.complete RETURNING ${orderColumns}`.returns(ORDER_ROW),
+    sql`DELETE FROM orders o WHERE o.account_id = ${accountId} AND o.id = ${id} AND NOT o.complete RETURNING ${orderColumns}`.returns(
+      ORDER_ROW,
+    ),
   openPetId: (accountId: number, id: number) =>
     sql`SELECT pet_id AS "petId" FROM orders WHERE account_id = ${accountId} AND id = ${id} AND NOT complete`.returns<{
       petId: number;
@@ -35,7 +39,9 @@ export const orderQueries = {
   /** Conditional, so it fulfils once however often it runs; the ship date defaults to `now`. */
   complete: (accountId: number, id: number, now: Date) =>
     sql`UPDATE orders o SET complete = true, ship_date = coalesce(o.ship_date, ${now}), updated_at = now()
-         WHERE o.account_id = ${accountId} AND o.id = ${id} AND NOT o.complete RETURNING ${orderColumns}`.returns(ORDER_ROW),
+         WHERE o.account_id = ${accountId} AND o.id = ${id} AND NOT o.complete RETURNING ${orderColumns}`.returns(
+      ORDER_ROW,
+    ),
   /** The lost-job sweep's statement (SweepSource.due). */
   sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
     sql`SELECT id, account_id AS "accountId", traceparent, coalesce(ship_date, created_at)::text AS "dueAt"
@@ -52,7 +58,9 @@ export const inventoryQueries = {
   list: (accountId: number, q: InventoryListFilter) => {
     const page = accountPage('p', accountId, q.after ?? 0);
     const byStatus = q.status ? sql`AND p.status = ${q.status}` : raw('');
-    return sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`.returns(PET_ROW);
+    return sql`SELECT ${raw(PET_COLUMNS)} FROM pets p WHERE ${page.where} ${byStatus} ${page.orderBy} LIMIT ${q.limit + 1}`.returns(
+      PET_ROW,
+    );
   },
   set: (accountId: number, petId: number, stock: number) =>
     sql`UPDATE pets SET stock = ${stock}, updated_at = now() WHERE account_id = ${accountId} AND id = ${petId}`,

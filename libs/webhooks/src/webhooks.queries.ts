@@ -94,7 +94,9 @@ export const webhookQueries = {
          RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** `lock`: none, FOR SHARE or FOR UPDATE. */
   find: (accountId: number, webhookId: number, lock: '' | 'FOR SHARE' | 'FOR UPDATE') =>
-    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`.returns(WEBHOOK_ROW),
+    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`.returns(
+      WEBHOOK_ROW,
+    ),
   /** `admin` false: without the admin-only ones. */
   list: (accountId: number, admin: boolean) =>
     sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w
@@ -330,7 +332,9 @@ export const webhookDeliveryQueries = {
   /** Locks the webhook's pending deliveries. */
   lockPending: (accountId: number, webhookId: number) =>
     sql`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
-          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`.returns<{ count: string }>({ count: true }),
+          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`.returns<{
+      count: string;
+    }>({ count: true }),
   /** A feed page of the webhook's deliveries, none of `hiddenTypes` (null: all types). */
   page: (
     webhookId: number,
@@ -349,10 +353,12 @@ export const webhookDeliveryQueries = {
     }>({ eventType: true }),
   toSend: (accountId: number, deliveryId: number) =>
     sql`SELECT ${raw(TO_SEND_COLUMNS)}, ${raw(CHAIN_ATTEMPTS)}
-          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`.returns<DeliveryToSend>({
-      ...TO_SEND_ROW,
-      chainAttempts: true,
-    }),
+          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`.returns<DeliveryToSend>(
+      {
+        ...TO_SEND_ROW,
+        chainAttempts: true,
+      },
+    ),
   /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
   batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
     sql`SELECT ${raw(DELIVERY_COLUMNS)}, d.traceparent,
