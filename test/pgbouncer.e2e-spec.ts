@@ -1,6 +1,6 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { preparedQuery, TransactionRunner } from '@app/database';
+import { preparedQuery, sql, TransactionRunner } from '@app/database';
 import { eventually, HttpClient } from './support/http';
 import { PgBouncer } from './support/pgbouncer';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
@@ -60,7 +60,7 @@ describeWith('pgbouncer', 'apt-get install -y pgbouncer')('PgBouncer in transact
 
   it('cancels a transaction statement that runs past DATABASE_STATEMENT_TIMEOUT_MS', async () => {
     const started = Date.now();
-    const slow = api.app.get(TransactionRunner).run((manager) => preparedQuery(manager, 'SELECT pg_sleep($1)', [3]));
+    const slow = api.app.get(TransactionRunner).run((manager) => preparedQuery(manager, sql`SELECT pg_sleep(${3})`));
     await expect(slow).rejects.toMatchObject({ code: '57014' }); // query_canceled
     expect(Date.now() - started).toBeLessThan(2_500);
     // The server connection that ran it serves the next transaction with no timeout left over.

@@ -34,13 +34,13 @@ const MESSAGES: HistoryTable = { table: 'messages', column: 'id', key: 'message-
 const BASELINE = 'messages_unpartitioned';
 
 // The retention statement before partitioning (libs/messages/src/messages.retention.ts at 82dcaa4),
-// on the copy; the job ran it with $2 = 1,000 until a batch came back short. Rows by ctid, as today's
+// on the copy; the job ran it with a limit of 1,000 until a batch came back short. Rows by ctid, as today's
 // retentionQueries.batchRemove does: with the key (account_id, id), no index finds a row by its id alone.
-const BATCH_DELETE = `WITH gone AS (
-    DELETE FROM ${BASELINE} WHERE ctid = ANY(ARRAY(
-      SELECT ctid FROM ${BASELINE}
-       WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => $1::double precision * 86400)
-       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))
+const batchDelete = (keepDays: number, limit: number) => sql`WITH gone AS (
+    DELETE FROM ${raw(BASELINE)} WHERE ctid = ANY(ARRAY(
+      SELECT ctid FROM ${raw(BASELINE)}
+       WHERE status IN ('processed', 'failed') AND created_at < now() - make_interval(secs => ${keepDays}::double precision * 86400)
+       ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
     RETURNING account_id, id),
   counters AS (
     DELETE FROM event_sequences s USING gone
@@ -236,7 +236,7 @@ export async function partitionedHistory(md: string[], o: HistoryOptions): Promi
       let total = 0;
       for (;;) {
         const keepDays = (Date.now() - cutoffMs) / 86_400_000;
-        const [{ removed }] = await preparedQuery<{ removed: number }>(ds, BATCH_DELETE, [keepDays, BATCH]);
+        const [{ removed }] = await preparedQuery<{ removed: number }>(ds, batchDelete(keepDays, BATCH));
         total += removed;
         if (removed < BATCH) return total;
       }

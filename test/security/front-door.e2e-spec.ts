@@ -8,7 +8,7 @@ import {
   LegacyKeyPrefixes,
 } from '@app/access';
 import { Scope } from '@app/access';
-import { preparedQuery } from '@app/database';
+import { preparedQuery, sql } from '@app/database';
 import { REDIS, RedisClient } from '@app/redis';
 import { expectErrorBody } from '../support/expect-error';
 import { HttpClient } from '../support/http';
@@ -186,8 +186,8 @@ describe('the front door', () => {
       legacy = generateLegacyApiKey();
       await preparedQuery(
         api.app.get(DataSource),
-        `INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes) VALUES ($1, 'old', $2, $3, $4)`,
-        [accountId, displayPrefix(legacy), hashApiKey(legacy), ['read', 'write', 'admin']],
+        sql`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes)
+            VALUES (${accountId}, 'old', ${displayPrefix(legacy)}, ${hashApiKey(legacy)}, ${['read', 'write', 'admin']})`,
       );
       await api.app.get(LegacyKeyPrefixes).reload();
     });

@@ -2,7 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator, ApiKeysService, displayPrefix, hashApiKey } from '@app/access';
-import { preparedQuery } from '@app/database';
+import { preparedQuery, sql } from '@app/database';
 import { UnitOfWork } from '@app/transactions';
 import { rootLogger } from '@app/observability';
 import { REDIS, RedisClient } from '@app/redis';
@@ -60,7 +60,9 @@ describe('revoked keys', () => {
     const genuine: string[] = [];
     for (let i = 0; i < 20; i++) genuine.push((await keys.create(accountId, { name: `genuine ${i}` })).secret);
     // In no cache: as if issued before the replicas shared what they verified, or an hour ago.
-    await Promise.all(genuine.map((k) => a.app.get<RedisClient>(REDIS).del(`${a.config.redisNamespace}:auth:key:${hashApiKey(k)}`)));
+    await Promise.all(
+      genuine.map((k) => a.app.get<RedisClient>(REDIS).del(`${a.config.redisNamespace}:auth:key:${hashApiKey(k)}`)),
+    );
     await sleep(PAST_SECOND_DELETE_MS);
 
     const before = await postgresLookups(a, b);
@@ -120,8 +122,8 @@ describe('revoked keys', () => {
     const { accountId } = await createAccount(a);
     await preparedQuery(
       a.app.get(DataSource),
-      `INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes, tagged) VALUES ($1, 'late', $2, $3, $4, true)`,
-      [accountId, displayPrefix(secret), hashApiKey(secret), ['read']],
+      sql`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes, tagged)
+          VALUES (${accountId}, 'late', ${displayPrefix(secret)}, ${hashApiKey(secret)}, ${['read']}, true)`,
     );
     await a.app.get(ApiKeyAuthenticator).prime(secret); // what issuing and rotating do once committed
     expect((await new HttpClient(b.url, secret).get('/v1/pets', from)).status).toBe(200);

@@ -1,7 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { preparedQuery } from '@app/database';
+import { preparedQuery, sql } from '@app/database';
 import { featureModules } from './feature-modules';
 
 const PREPARED = `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`;
@@ -18,12 +18,13 @@ describe('preparedQuery on the pool', () => {
   afterAll(() => app?.close());
 
   it('runs the statement by name: its connection lists it among its prepared statements', async () => {
-    expect(await preparedQuery<{ n: number }>(dataSource, PREPARED, [PREPARED])).toEqual([{ n: 1 }]);
+    const prepared = sql`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = ${PREPARED}`;
+    expect(await preparedQuery<{ n: number }>(dataSource, prepared)).toEqual([{ n: 1 }]);
   });
 
   it('gives each connection back: more statements one after another than the pool holds', async () => {
     const statements = app.get(AppConfig).databasePoolSize + 1;
     for (let i = 0; i < statements; i++)
-      expect(await preparedQuery<{ n: number }>(dataSource, 'SELECT $1::int + 1 AS n', [i])).toEqual([{ n: i + 1 }]);
+      expect(await preparedQuery<{ n: number }>(dataSource, sql`SELECT ${i}::int + 1 AS n`)).toEqual([{ n: i + 1 }]);
   });
 });

@@ -180,8 +180,10 @@ describe('the plans of the sweep and retention queries', () => {
   it('each sweep source reads only due open rows, through an index', async () => {
     const found = sources<SweepSource>(LostJobSource);
     expect(found.map((s) => s.name).sort()).toEqual(['events', 'messages', 'orders', 'webhook_deliveries']);
-    for (const source of found)
-      expectIndexedAndNarrow(source.name, await plan(source.dueSql, [30_000, 500, null, null]), 500);
+    for (const source of found) {
+      const due = source.due({ olderThanMs: 30_000, limit: 500, after: null });
+      expectIndexedAndNarrow(source.name, await plan(due.text, [...due.values]), 500);
+    }
   });
 
   it('each retention source reads one batch of finished rows, or probes a partition, through an index', async () => {
@@ -196,7 +198,7 @@ describe('the plans of the sweep and retention queries', () => {
     ]);
     const config = loadConfig(process.env);
     for (const source of found.filter((s) => s.remove)) {
-      const remove = source.remove!(source.keepDays(config), 1_000);
+      const remove = source.remove!({ olderThanDays: source.keepDays(config), limit: 1_000 });
       expectIndexedAndNarrow(source.name, await plan(remove.text, [...remove.values]), 1_000);
     }
     // Before dropping a partition: is a row of it still open, is a row of it younger than the retention.

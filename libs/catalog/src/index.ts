@@ -2,7 +2,7 @@ export * from './category.entity';
 export * from './pet.entity';
 export * from './inputs';
 export * from './views';
-export { PET_COLUMNS } from './catalog.queries';
+export { PET_COLUMNS, PET_ROW } from './catalog.queries';
 export type { PetRow } from './catalog.queries';
 export * from './pet-status';
 export * from './pets.service';

@@ -14,19 +14,12 @@ export function useNamedStatements(on: boolean): void {
 
 // Named, so each connection parses and plans it once (TypeORM's query() sends it unnamed). `text` must not embed
 // values, and must list its columns, so a migration that adds columns leaves the cached plans valid.
-export async function preparedQuery<T extends QueryResultRow>(db: DataSource | EntityManager, query: Sql): Promise<T[]>;
 export async function preparedQuery<T extends QueryResultRow>(
   db: DataSource | EntityManager,
-  text: string,
-  values: unknown[],
-): Promise<T[]>;
-export async function preparedQuery<T extends QueryResultRow>(
-  db: DataSource | EntityManager,
-  statement: string | Sql,
-  params?: unknown[],
+  query: Sql<T>,
 ): Promise<T[]> {
-  const text = typeof statement === 'string' ? statement : statement.text;
-  const values = typeof statement === 'string' ? params : (statement.values as unknown[]);
+  const text = query.text;
+  const values = query.values as unknown[];
   let name = named ? names.get(text) : undefined;
   if (named && !name) names.set(text, (name = `petstore_${names.size + 1}`));
   const held = db instanceof DataSource ? undefined : db.queryRunner;
@@ -43,7 +36,7 @@ export async function preparedQuery<T extends QueryResultRow>(
 /** Unnamed, so Postgres plans it with its values on every call: for a search whose best plan depends on the pattern. */
 export function queryPlannedPerCall<T extends QueryResultRow>(
   db: DataSource | EntityManager,
-  query: Sql,
+  query: Sql<T>,
 ): Promise<T[]> {
   return db.query(query.text, query.values as unknown[]);
 }

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { dataSourceOptions, PoolRole } from './data-source-options';
 import { preparedQuery } from './prepared-query';
+import { sql } from './sql';
 
 export const POOL_ROLE = Symbol('POOL_ROLE');
 
@@ -11,7 +12,7 @@ const POLL_MS = 250;
 
 // 0 once all it received is replayed, else the last replayed transaction's age: an idle primary's first write after
 // a pause counts as lag at once (the safe side). Null: not a replica.
-const LAG_SQL = `SELECT CASE WHEN NOT pg_is_in_recovery() THEN NULL
+const LAG_SQL = sql`SELECT CASE WHEN NOT pg_is_in_recovery() THEN NULL
                              WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
                              ELSE (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::int END AS "lagMs"`;
 
@@ -90,7 +91,7 @@ export class ReadReplicas implements OnApplicationBootstrap, OnApplicationShutdo
         let lagMs: number | null = null;
         try {
           if (!replica.source.isInitialized) await replica.source.initialize();
-          [{ lagMs }] = await preparedQuery<{ lagMs: number | null }>(replica.source, LAG_SQL, []);
+          [{ lagMs }] = await preparedQuery<{ lagMs: number | null }>(replica.source, LAG_SQL);
           state =
             lagMs === null ? 'not a replica' : lagMs <= this.config.databaseReplicaMaxLagMs ? 'usable' : 'lagging';
         } catch {

@@ -1,6 +1,20 @@
+/** Each column of a row type once, none missing and none extra: what a statement that returns rows declares. */
+export type Columns<R> = { readonly [K in keyof R]-?: true };
+
+/** A row type's columns, checked by TypeScript against `R` (and by sql-row-types.service-spec against the schema). */
+export const columns = <R>(names: Columns<R>): Columns<R> => names;
+
+/** The row of a statement asking whether a row exists: `SELECT 1 AS found`. */
+export type Found = { found: number };
+export const FOUND = columns<Found>({ found: true });
+
 // Values never enter the text, so a statement built from optional filters still names one prepared statement per
-// shape and cannot be injected.
-export class Sql {
+// shape and cannot be injected. `R` is the row it returns, as its `columns` declare; an undeclared one returns any.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an undeclared statement's rows are the caller's to type
+export class Sql<R = any> {
+  private shape: object | undefined = undefined;
+  declare readonly row?: R;
+
   constructor(
     readonly strings: readonly string[],
     readonly values: readonly unknown[],
@@ -8,6 +22,17 @@ export class Sql {
 
   get text(): string {
     return textOf(this.strings);
+  }
+
+  /** The names of the columns it returns (`returns`); undefined for a statement that declares none. */
+  get columns(): string[] | undefined {
+    return this.shape && Object.keys(this.shape);
+  }
+
+  /** Declares the row it returns: the caller reads rows of `T`, and the SQL spec checks the statement's column names. */
+  returns<T>(names: Columns<T>): Sql<T> {
+    this.shape = names;
+    return this as unknown as Sql<T>;
   }
 }
 

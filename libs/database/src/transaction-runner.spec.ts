@@ -4,11 +4,14 @@ import { loadConfig } from '@app/config';
 import { dataSourceOptions } from './data-source-options';
 import { ensureDatabase } from './ensure-database';
 import { preparedQuery } from './prepared-query';
+import { raw, sql } from './sql';
 import { LazyTransaction, TransactionRunner } from './transaction-runner';
 import { unitDatabase } from '@app/testing';
 
 const TIMEOUT_MS = 4321;
-const INSERT = `INSERT INTO transaction_probe (name) VALUES ($1) RETURNING txid_current(), pg_backend_pid()`;
+const insertProbe = (name: string) =>
+  sql`INSERT INTO transaction_probe (name) VALUES (${name}) RETURNING txid_current(), pg_backend_pid()`;
+const INSERT = insertProbe('').text;
 const TIMEOUT = `SELECT current_setting('statement_timeout') AS timeout, pg_backend_pid() AS pid`;
 
 /**
@@ -60,14 +63,14 @@ describe('TransactionRunner.lazy', () => {
   it('runs manager.query and preparedQuery(manager) on one connection in one transaction', async () => {
     const tx = lazy();
     const [viaTypeorm] = await tx.manager.query(INSERT, [named('one')]);
-    const [viaPrepared] = await preparedQuery(tx.manager, INSERT, [named('one')]);
+    const [viaPrepared] = await preparedQuery(tx.manager, insertProbe(named('one')));
     expect(viaPrepared).toEqual(viaTypeorm);
   });
 
   it('rollback() undoes what manager.query and preparedQuery(manager) wrote', async () => {
     const tx = lazy();
     await tx.manager.query(INSERT, [named('rolled-back')]);
-    await preparedQuery(tx.manager, INSERT, [named('rolled-back')]);
+    await preparedQuery(tx.manager, insertProbe(named('rolled-back')));
     await tx.rollback();
     expect(await rows(named('rolled-back'))).toBe(0);
   });
@@ -75,7 +78,7 @@ describe('TransactionRunner.lazy', () => {
   it('commit() keeps what manager.query and preparedQuery(manager) wrote', async () => {
     const tx = lazy();
     await tx.manager.query(INSERT, [named('committed')]);
-    await preparedQuery(tx.manager, INSERT, [named('committed')]);
+    await preparedQuery(tx.manager, insertProbe(named('committed')));
     await tx.commit();
     expect(await rows(named('committed'))).toBe(2);
   });
@@ -85,7 +88,7 @@ describe('TransactionRunner.lazy', () => {
     const manager = tx.manager;
     const [[viaTypeorm], [viaPrepared]] = await Promise.all([
       manager.query(INSERT, [named('first-touch')]),
-      preparedQuery(manager, INSERT, [named('first-touch')]),
+      preparedQuery(manager, insertProbe(named('first-touch'))),
     ]);
     const [later] = await manager.query(INSERT, [named('first-touch')]);
     await tx.rollback();
@@ -113,7 +116,7 @@ describe('TransactionRunner.lazy', () => {
     const { manager } = lazy(pooledRunner);
     const [[viaTypeorm], [viaPrepared]] = await Promise.all([
       manager.query(TIMEOUT),
-      preparedQuery(manager, TIMEOUT, []),
+      preparedQuery(manager, sql`${raw(TIMEOUT)}`),
     ]);
     expect([viaTypeorm.timeout, viaPrepared.timeout]).toEqual([`${TIMEOUT_MS}ms`, `${TIMEOUT_MS}ms`]);
   });

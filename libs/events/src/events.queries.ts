@@ -1,4 +1,5 @@
-import { FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
+import { columns, FeedOrder, feedPage, raw, Sql, sql } from '@app/database';
+import { DUE_COLUMNS, DuePage } from '@app/jobs';
 import { ADMIN_EVENT_TYPES, NewDomainEvent } from './domain-event-types';
 import { DomainEventEntity } from './domain-event.entity';
 import type { EventFilter, EventListQuery } from './events.service';
@@ -7,6 +8,16 @@ import type { EventFilter, EventListQuery } from './events.service';
 export const EVENT_COLUMNS = `e.id, e.account_id AS "accountId", e.type, e.resource_type AS "resourceType",
   e.resource_id AS "resourceId", e.sequence, e.data, e.created_at AS "createdAt"`;
 export type DomainEvent = Omit<DomainEventEntity, 'fannedOut' | 'traceparent' | 'adminOnly'>;
+export const EVENT_ROW = columns<DomainEvent>({
+  id: true,
+  accountId: true,
+  type: true,
+  resourceType: true,
+  resourceId: true,
+  sequence: true,
+  data: true,
+  createdAt: true,
+});
 
 function page(
   accountId: number,
@@ -15,11 +26,11 @@ function page(
   byType: Sql,
   adminEvents: boolean,
   limit: number,
-): Sql {
+): Sql<DomainEvent> {
   const { where, orderBy } = feedPage('e', 'account_id', accountId, order, after);
   const notAdmin = adminEvents ? raw('') : sql`AND e.type <> ALL(${ADMIN_EVENT_TYPES}::text[]) AND NOT e.admin_only`;
   return sql`SELECT ${raw(EVENT_COLUMNS)} FROM events e
-        WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`;
+        WHERE ${where} ${byType} ${notAdmin} ${orderBy} LIMIT ${limit}`.returns(EVENT_ROW);
 }
 
 export const eventQueries = {
@@ -49,7 +60,12 @@ export const eventQueries = {
               admin_only)
   SELECT id, account_id AS "accountId", type, resource_type AS "resourceType", resource_id AS "resourceId", sequence,
          data, created_at AS "createdAt", fanned_out AS "fannedOut", traceparent, admin_only AS "adminOnly"
-    FROM inserted ORDER BY id`,
+    FROM inserted ORDER BY id`.returns<DomainEventEntity>({
+      ...EVENT_ROW,
+      fannedOut: true,
+      traceparent: true,
+      adminOnly: true,
+    }),
   /** limit + 1 rows: the extra one tells the controller another page exists. */
   list: (accountId: number, q: EventListQuery) => {
     const byType = q.type ? sql`AND e.type = ${q.type}` : raw('');
@@ -61,15 +77,19 @@ export const eventQueries = {
     return page(accountId, 'oldest', after, byType, filter.adminEvents, limit);
   },
   latestId: (accountId: number) =>
-    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`,
-  /** The lost-job sweep's statement (SweepSource.dueSql): it binds $1 the age in ms, $2 the limit, $3 and $4 the cursor. */
-  sweepDue: () =>
-    raw(`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
+    sql`SELECT e.id FROM events e WHERE e.account_id = ${accountId} ORDER BY e.id DESC LIMIT 1`.returns<{ id: number }>(
+      {
+        id: true,
+      },
+    ),
+  /** The lost-job sweep's statement (SweepSource.due). */
+  sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
+    sql`SELECT id, account_id AS "accountId", traceparent, created_at::text AS "dueAt" FROM events
        WHERE NOT fanned_out
-         AND created_at < now() - make_interval(secs => $1::double precision / 1000)
-         AND (created_at, id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
-       ORDER BY created_at, id LIMIT $2
-       FOR UPDATE SKIP LOCKED`),
+         AND created_at < now() - make_interval(secs => ${olderThanMs}::double precision / 1000)
+         AND (created_at, id) > (coalesce(${after?.dueAt ?? null}::timestamptz, '-infinity'), coalesce(${after?.id ?? null}::bigint, 0))
+       ORDER BY created_at, id LIMIT ${limit}
+       FOR UPDATE SKIP LOCKED`.returns(DUE_COLUMNS),
   /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
   openRows: () => raw('NOT fanned_out'),
 };

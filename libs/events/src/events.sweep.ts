@@ -8,7 +8,7 @@ import { eventQueries } from './events.queries';
  */
 export const EventsSweepSource = sweepSource({
   name: 'events',
-  dueSql: eventQueries.sweepDue().text,
+  due: eventQueries.sweepDue,
   job: ([row]) =>
     stagedJob(
       FanOutPendingEventsJob,

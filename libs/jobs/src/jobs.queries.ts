@@ -1,12 +1,22 @@
-import { raw, Sql, sql } from '@app/database';
+import { columns, FOUND, raw, Sql, sql } from '@app/database';
 import type { StagedJob } from './job-definition';
 import type { OutboxEntity } from './outbox.entity';
+import type { RemoveBatch } from './retention-source';
 
 // Every statement of the jobs library: the outbox's (staging, dispatch, relay, the sweep's check) and retention's.
 
 export type OutboxRow = Pick<OutboxEntity, 'id' | 'queue' | 'jobName' | 'jobId' | 'payload' | 'runAt' | 'traceparent'>;
 
 const OUTBOX_COLUMNS = 'id, queue, job_name AS "jobName", job_id AS "jobId", payload, run_at AS "runAt", traceparent';
+const OUTBOX_ROW = columns<OutboxRow>({
+  id: true,
+  queue: true,
+  jobName: true,
+  jobId: true,
+  payload: true,
+  runAt: true,
+  traceparent: true,
+});
 
 // Parameters numbered after `offset` others. One job (most units) as plain parameters; more as one JSON text of the
 // staged jobs (one JSON.stringify, not an escaped array literal per column), the same text for two jobs or five
@@ -62,21 +72,23 @@ export const outboxQueries = {
     const values: unknown[] = [];
     for (const w of writes) for (const v of w.values) values.push(v);
     for (const v of outboxValues(jobs)) values.push(v);
-    return new Sql([insertAfterText(writes, jobs.length)], values);
+    return new Sql([insertAfterText(writes, jobs.length)], values).returns<{ id: number }>({ id: true });
   },
   /** Rows older than the grace, claimed (SKIP LOCKED) so relays on other workers take others. */
   claimForRelay: (graceMs: number, limit: number) =>
     sql`SELECT ${raw(OUTBOX_COLUMNS)} FROM outbox
          WHERE created_at < now() - make_interval(secs => ${graceMs}::double precision / 1000)
-         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`.returns(OUTBOX_ROW),
   delete: (ids: readonly number[]) => sql`DELETE FROM outbox WHERE id = ANY(${ids}::bigint[])`,
   stagedJobIds: (jobIds: readonly string[]) =>
-    sql`SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY(${jobIds}::text[])`,
+    sql`SELECT job_id AS "jobId" FROM outbox WHERE job_id = ANY(${jobIds}::text[])`.returns<Pick<OutboxRow, 'jobId'>>({
+      jobId: true,
+    }),
   /** On its created_at index: the table is kept small (rows are deleted once enqueued). */
   backlog: () =>
     sql`SELECT count(*)::int AS waiting,
               coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age
-         FROM outbox`,
+         FROM outbox`.returns<{ waiting: number; age: number }>({ waiting: true, age: true }),
 };
 
 /** For the generated .sql file: after a one-parameter statement, which numbers the outbox's parameters from $2. */
@@ -87,7 +99,7 @@ export const outboxQueriesSamples: { [K in keyof typeof outboxQueries]?: Paramet
 export const retentionQueries = {
   // SKIP LOCKED keeps a batch short and waiting for nobody; rows go to the DELETE as an array of addresses, since
   // with `IN (...)` the planner may hash-join the whole table. `alsoWhere` is over alias `r`.
-  batchRemove: (table: string, ageColumn: string, olderThanDays: number, limit: number, alsoWhere = raw('true')) => {
+  batchRemove: (table: string, ageColumn: string, { olderThanDays, limit }: RemoveBatch, alsoWhere = raw('true')) => {
     const [t, age] = [raw(table), raw(ageColumn)];
     return sql`WITH gone AS (
       DELETE FROM ${t} WHERE ctid = ANY(ARRAY(
@@ -95,20 +107,23 @@ export const retentionQueries = {
          WHERE r.${age} < now() - make_interval(secs => ${olderThanDays}::double precision * 86400) AND ${alsoWhere}
          ORDER BY r.${age} LIMIT ${limit} FOR UPDATE OF r SKIP LOCKED))
       RETURNING 1)
-    SELECT count(*)::int AS removed FROM gone`;
+    SELECT count(*)::int AS removed FROM gone`.returns<{ removed: number }>({ removed: true });
   },
   /** Any row of the partition created at `sinceMs` or later: the table's BRIN index on created_at reads only its tail. */
   youngRow: (partition: string, sinceMs: number) =>
-    sql`SELECT 1 FROM ${raw(partition)} WHERE created_at >= to_timestamp(${sinceMs}::double precision / 1000) LIMIT 1`,
+    sql`SELECT 1 AS found FROM ${raw(partition)} WHERE created_at >= to_timestamp(${sinceMs}::double precision / 1000) LIMIT 1`.returns(
+      FOUND,
+    ),
   /** `openRows` is the source's condition (PartitionedHistory.openRows). */
-  openRow: (partition: string, openRows: string) => sql`SELECT 1 FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`,
+  openRow: (partition: string, openRows: string) =>
+    sql`SELECT 1 AS found FROM ${raw(partition)} WHERE ${raw(openRows)} LIMIT 1`.returns(FOUND),
 };
 
-/** For the generated .sql file: a source's table and partition, as the placeholder cannot name them. */
+/** For the generated .sql file (and the SQL spec, which prepares it): a source's table, as the placeholder cannot name it. */
 export const retentionQueriesSamples: {
   [K in keyof typeof retentionQueries]?: Parameters<(typeof retentionQueries)[K]>;
 } = {
-  batchRemove: ['history', 'finished_at', 1, 1],
-  youngRow: ['"history_p20260101t000000"', 1],
-  openRow: ['"history_p20260101t000000"', "status = 'open'"],
+  batchRemove: ['usage_hours', 'hour', { olderThanDays: 1, limit: 1 }],
+  youngRow: ['messages', 1],
+  openRow: ['messages', "status = 'queued'"],
 };

@@ -9,12 +9,12 @@ import { outboxQueries } from './jobs.queries';
 import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
 import { StagedJob } from './job-definition';
-import { DueRow, LostJobSource, SweepSource } from './sweep-source';
+import { DuePage, DueRow, LostJobSource, SweepSource } from './sweep-source';
 
 /** Pages a pass reads past rows whose jobs are all in hand (a legit backlog) before it stops. */
 const IDLE_PAGES_PER_PASS = 20;
 
-type Cursor = { dueAt: string; id: string } | null;
+type Cursor = DuePage['after'];
 
 // "Accepted means done": an open record whose job BullMQ no longer holds gets it again. A page is locked while
 // checked (SKIP LOCKED: workers split it, and no job finishes its row meanwhile); a cursor per source moves on
@@ -86,12 +86,10 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
     batchSize: number,
     cursor: Cursor,
   ): Promise<{ rows: number; lost: number; last: Cursor }> {
-    const due = await preparedQuery<DueRow>(manager, source.dueSql, [
-      this.config.jobs.sweepIntervalMs,
-      batchSize,
-      cursor?.dueAt ?? null,
-      cursor?.id ?? null,
-    ]);
+    const due = await preparedQuery(
+      manager,
+      source.due({ olderThanMs: this.config.jobs.sweepIntervalMs, limit: batchSize, after: cursor }),
+    );
     if (!due.length) return { rows: 0, lost: 0, last: null };
     const last = { dueAt: due[due.length - 1].dueAt, id: String(due[due.length - 1].id) };
     const jobs = jobsOf(source, due);

@@ -6,7 +6,8 @@ describe('retentionSource', () => {
   const Source = retentionSource({
     name: 'usage_hours',
     keepDays: (config) => config.retention.usageHoursDays,
-    remove: (days: number) => sql`SELECT ${days}::int AS removed`,
+    remove: ({ olderThanDays }) =>
+      sql`SELECT ${olderThanDays}::int AS removed`.returns<{ removed: number }>({ removed: true }),
   });
 
   it('makes a provider the retention job discovers', () => {
@@ -20,7 +21,7 @@ describe('retentionSource', () => {
   it('gives each instance the declared fields', () => {
     const source = new Source();
     expect(source.name).toBe('usage_hours');
-    expect(source.remove?.(7, 100).values).toEqual([7]);
+    expect(source.remove?.({ olderThanDays: 7, limit: 100 }).values).toEqual([7]);
     expect(source.keepDays({ retention: { usageHoursDays: 30 } } as AppConfig)).toBe(30);
   });
 });

@@ -12,13 +12,19 @@ export interface PartitionedHistory extends HistoryTable {
   beforeDrop?(partition: string): string;
 }
 
+/** At most `limit` records finished over `olderThanDays` ago. */
+export interface RemoveBatch {
+  olderThanDays: number;
+  limit: number;
+}
+
 /** Each feature registers the sources of the tables it owns (@RetentionSource()); the retention job only runs them. */
 export interface RetentionSource {
   readonly name: string;
   keepDays(config: AppConfig): number;
   readonly partitioned?: PartitionedHistory;
-  /** Not partitioned: removes at most `limit` records finished over `olderThanDays` ago, answering one row `{ removed }`. */
-  remove?(olderThanDays: number, limit: number): Sql;
+  /** Not partitioned: removes a batch of finished records, answering one row `{ removed }`. */
+  remove?(batch: RemoveBatch): Sql<{ removed: number }>;
 }
 
 export const RetentionSource = DiscoveryService.createDecorator<void>();

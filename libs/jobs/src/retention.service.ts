@@ -81,9 +81,9 @@ export class RetentionService implements OnApplicationBootstrap {
       }
       counts[source.name] = 0;
       for (;;) {
-        const [{ removed: n }] = await preparedQuery<{ removed: number }>(
+        const [{ removed: n }] = await preparedQuery(
           this.dataSource,
-          source.remove!(source.keepDays(this.config), BATCH),
+          source.remove!({ olderThanDays: source.keepDays(this.config), limit: BATCH }),
         );
         counts[source.name] += n;
         removed.inc({ source: source.name }, n);

@@ -1,3 +1,4 @@
+import { sql } from '@app/database';
 import { defineJob, stagedJob } from './job-definition';
 import { defineQueue } from './queue-definition';
 import { LostJobSource, SweepSource, sweepSource } from './sweep-source';
@@ -7,7 +8,7 @@ const TestJob = defineJob<{ id: string }>({ name: 'sweep.test', queue: defineQue
 describe('sweepSource', () => {
   const Source = sweepSource({
     name: 'test_rows',
-    dueSql: 'SELECT 1',
+    due: ({ limit }) => sql`SELECT ${limit}`,
     job: ([row]) => stagedJob(TestJob, { id: String(row.id) }),
   });
 
@@ -18,6 +19,6 @@ describe('sweepSource', () => {
   it("gives each instance the declared statement and the row's job", () => {
     const source: SweepSource = new Source();
     const row = { id: 7, accountId: 1, traceparent: null, dueAt: '' };
-    expect([source.dueSql, source.job([row]).jobId]).toEqual(['SELECT 1', '7']);
+    expect([source.due({ olderThanMs: 1, limit: 2, after: null }).values, source.job([row]).jobId]).toEqual([[2], '7']);
   });
 });

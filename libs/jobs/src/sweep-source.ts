@@ -1,5 +1,6 @@
 import { Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { columns, Sql } from '@app/database';
 import { declaredProvider } from './declared-provider';
 import { StagedJob } from './job-definition';
 
@@ -13,12 +14,27 @@ export interface DueRow {
   dueAt: string;
 }
 
+/** The columns every source's rows have (`attempts` only some). */
+export const DUE_COLUMNS = columns<Omit<DueRow, 'attempts'>>({
+  id: true,
+  accountId: true,
+  traceparent: true,
+  dueAt: true,
+});
+
+/** One page of a sweep: rows due over `olderThanMs` ago, `limit` at most, after the cursor (null: from the first). */
+export interface DuePage {
+  olderThanMs: number;
+  limit: number;
+  after: { dueAt: string; id: string } | null;
+}
+
 /** Each feature registers the sources of the tables it owns (@LostJobSource()); the lost-job sweep only runs them. */
 export interface SweepSource {
   readonly name: string;
-  // Open rows due over $1 ms ago, in due order after the cursor ($3, $4: null first), $2 at most, FOR UPDATE SKIP
-  // LOCKED; a partial index on (due time, id) over the open rows serves it, so a pass reads only due rows.
-  readonly dueSql: string;
+  // Open rows of the page in due order, FOR UPDATE SKIP LOCKED; a partial index on (due time, id) over the open rows
+  // serves it, so a pass reads only due rows.
+  due(page: DuePage): Sql<DueRow>;
   /** The job that holds these rows: a row alone, or a page's rows of one `batchOf` (rows whose jobs share an id go once). */
   job(rows: readonly [DueRow, ...DueRow[]]): StagedJob;
   /** Rows of one key are one job carrying them all (a batch's); without it, each row's job is its own. */
@@ -30,7 +46,7 @@ export const LostJobSource = DiscoveryService.createDecorator<void>();
 /** A source as data: the provider class the lost-job sweep discovers (`orders`: OrdersSweepSource). */
 export function sweepSource<R extends DueRow>(source: {
   name: string;
-  dueSql: string;
+  due(page: DuePage): Sql<R>;
   job(rows: readonly [R, ...R[]]): StagedJob;
   batchOf?(row: R): string;
 }): Type<SweepSource> {

@@ -1,14 +1,11 @@
-import { DueRow, stagedJob, sweepSource } from '@app/jobs';
+import { stagedJob, sweepSource } from '@app/jobs';
 import { messageBatch, ProcessMessagesJob } from './message.jobs';
-import { messageQueries } from './messages.queries';
-
-/** `jobId`: the job that holds the message, its batch's. */
-type DueMessage = DueRow & { jobId: string };
+import { DueMessage, messageQueries } from './messages.queries';
 
 /** Messages still queued or processing one sweep interval after they were accepted. */
 export const MessagesSweepSource = sweepSource<DueMessage>({
   name: 'messages',
-  dueSql: messageQueries.sweepDue().text,
+  due: messageQueries.sweepDue,
   // Rows of one batch, as their one job again.
   job: (rows) => stagedJob(ProcessMessagesJob, messageBatch(rows[0].jobId, rows), { traceparent: rows[0].traceparent }),
   batchOf: (row) => row.jobId,

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { REDIS, RedisClient, redisServes } from '@app/redis';
-import { preparedQuery } from '@app/database';
+import { preparedQuery, sql } from '@app/database';
 import { within } from './within';
 
 export type Dependency = 'postgres' | 'redis';
@@ -53,7 +53,7 @@ export class ReadinessService implements OnModuleDestroy {
 
   async dependencies(): Promise<Readiness['checks']> {
     const [pg, rd] = await Promise.allSettled([
-      within(preparedQuery(this.dataSource, 'SELECT 1', []), TIMEOUT_MS),
+      within(preparedQuery(this.dataSource, sql`SELECT 1`), TIMEOUT_MS),
       within(redisServes(this.redis), TIMEOUT_MS),
     ]);
     const checks = {

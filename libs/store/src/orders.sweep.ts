@@ -5,7 +5,7 @@ import { orderQueries } from './store.queries';
 /** Open orders one sweep interval past their ship date (or their placing, without one). */
 export const OrdersSweepSource = sweepSource({
   name: 'orders',
-  dueSql: orderQueries.sweepDue().text,
+  due: orderQueries.sweepDue,
   job: ([row]) =>
     stagedJob(FulfilOrderJob, { accountId: row.accountId, orderId: Number(row.id) }, { traceparent: row.traceparent }),
 });

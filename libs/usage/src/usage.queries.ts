@@ -1,9 +1,8 @@
-import { Sql, sql } from '@app/database';
-import { retentionQueries } from '@app/jobs';
+import { columns, sql } from '@app/database';
+import { RemoveBatch, retentionQueries } from '@app/jobs';
 import type { KeyCounts, UsageGranularity } from './usage-time';
 
-// Every statement of the usage library: per-key counts by minute and by hour. A statement whose text numbers its
-// parameters ($4 twice) is `new Sql([text], values)`: `values[i]` is `$${i + 1}`, the text unchanged.
+// Every statement of the usage library: per-key counts by minute and by hour.
 
 /** Per-key minutes, one array per column (unnest). */
 export interface MinuteRows {
@@ -27,6 +26,11 @@ export interface CountsRange {
   keyId: number | null;
 }
 
+const COUNTS_COLUMNS = columns<CountsRow>({ start: true, admitted: true, refused: true, bans: true });
+
+/** The key's rows, or the whole account's when `keyId` is null. */
+const ofKey = (keyId: number | null) => sql`(${keyId}::bigint IS NULL OR key_id = ${keyId})`;
+
 export const usageMinuteQueries = {
   /** Set to the hash's counts, never added to: a minute copied again writes the same numbers. */
   upsert: (rows: MinuteRows) => sql`
@@ -37,16 +41,11 @@ export const usageMinuteQueries = {
   ON CONFLICT (account_id, minute, key_id) DO UPDATE
      SET admitted = EXCLUDED.admitted, refused = EXCLUDED.refused, bans = EXCLUDED.bans`,
   counts: (r: CountsRange) =>
-    new Sql(
-      [
-        `SELECT minute AS start, sum(admitted)::int AS admitted, sum(refused)::int AS refused,
+    sql`SELECT minute AS start, sum(admitted)::int AS admitted, sum(refused)::int AS refused,
          sum(bans)::int AS bans
     FROM usage_minutes
-   WHERE account_id = $1 AND minute >= $2 AND minute < $3 AND ($4::bigint IS NULL OR key_id = $4)
-   GROUP BY minute`,
-      ],
-      [r.accountId, r.from, r.to, r.keyId],
-    ),
+   WHERE account_id = ${r.accountId} AND minute >= ${r.from} AND minute < ${r.to} AND ${ofKey(r.keyId)}
+   GROUP BY minute`.returns(COUNTS_COLUMNS),
 };
 
 export const usageHourQueries = {
@@ -61,16 +60,10 @@ export const usageHourQueries = {
      SET admitted = EXCLUDED.admitted, refused = EXCLUDED.refused, bans = EXCLUDED.bans`,
   /** Summed into buckets of `granularity` (hour or day, in UTC). */
   counts: (r: CountsRange, granularity: Exclude<UsageGranularity, 'minute'>) =>
-    new Sql(
-      [
-        `SELECT date_trunc($5, hour, 'UTC') AS start, sum(admitted)::int AS admitted,
+    sql`SELECT date_trunc(${granularity}, hour, 'UTC') AS start, sum(admitted)::int AS admitted,
          sum(refused)::int AS refused, sum(bans)::int AS bans
     FROM usage_hours
-   WHERE account_id = $1 AND hour >= $2 AND hour < $3 AND ($4::bigint IS NULL OR key_id = $4)
-   GROUP BY 1`,
-      ],
-      [r.accountId, r.from, r.to, r.keyId, granularity],
-    ),
-  remove: (olderThanDays: number, limit: number) =>
-    retentionQueries.batchRemove('usage_hours', 'hour', olderThanDays, limit),
+   WHERE account_id = ${r.accountId} AND hour >= ${r.from} AND hour < ${r.to} AND ${ofKey(r.keyId)}
+   GROUP BY 1`.returns(COUNTS_COLUMNS),
+  remove: (batch: RemoveBatch) => retentionQueries.batchRemove('usage_hours', 'hour', batch),
 };

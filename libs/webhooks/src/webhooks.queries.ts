@@ -1,18 +1,29 @@
-import { FeedOrder, feedPage, JsonRow, raw, Sql, sql } from '@app/database';
+import { columns, FeedOrder, feedPage, FOUND, JsonRow, raw, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES, DomainEvent, DomainEventEntity, EVENT_COLUMNS, isAdminEventType } from '@app/events';
-import { retentionQueries } from '@app/jobs';
+import { DUE_COLUMNS, DuePage, DueRow, RemoveBatch, retentionQueries } from '@app/jobs';
 import type { WebhookDeliveryAttemptEntity } from './webhook-delivery-attempt.entity';
 import type { WebhookDeliveryEntity } from './webhook-delivery.entity';
 import type { WebhookEntity } from './webhook.entity';
 
-// Every statement of the webhooks library: webhooks, their deliveries and the deliveries' attempts. A statement whose
-// text numbers its parameters ($2 twice, $3 before $1) is `new Sql([text], values)`: `values[i]` is `$${i + 1}`.
+// Every statement of the webhooks library: webhooks, their deliveries and the deliveries' attempts.
 
 /** Columns of a Webhook but its secret, for a webhooks table aliased `w`. */
 const WEBHOOK_COLUMNS = `w.id, w.account_id AS "accountId", w.url, w.events, w.description, w.status,
   w.disabled_at AS "disabledAt", w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt",
   w.created_by_admin AS "createdByAdmin"`;
 export type Webhook = Omit<WebhookEntity, 'secret' | 'previousSecret'>;
+const WEBHOOK_ROW = columns<Webhook>({
+  id: true,
+  accountId: true,
+  url: true,
+  events: true,
+  description: true,
+  status: true,
+  disabledAt: true,
+  previousSecretExpiresAt: true,
+  createdAt: true,
+  createdByAdmin: true,
+});
 
 /**
  * The admin-only webhook rule: made by an admin key, or receiving any of ADMIN_EVENT_TYPES. Only `admin` keys see and
@@ -31,6 +42,24 @@ const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.account_id AS "ac
   d.last_attempt_at AS "lastAttemptAt", d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt",
   d.created_at AS "createdAt"`;
 export type WebhookDelivery = Omit<WebhookDeliveryEntity, 'traceparent'>;
+const DELIVERY_ROW = columns<WebhookDelivery>({
+  id: true,
+  webhookId: true,
+  accountId: true,
+  eventId: true,
+  eventType: true,
+  status: true,
+  attempts: true,
+  lastStatusCode: true,
+  lastError: true,
+  lastDurationMs: true,
+  lastResponseExcerpt: true,
+  resendOf: true,
+  lastAttemptAt: true,
+  nextAttemptAt: true,
+  deliveredAt: true,
+  createdAt: true,
+});
 
 /** A delivery's created_at as DeliverWebhookBatchJob's key: microseconds since the epoch (exact: extract is numeric). */
 export const CREATED_AT_US = `(extract(epoch FROM d.created_at) * 1000000)::bigint::text AS "createdAtUs"`;
@@ -55,71 +84,63 @@ export interface WebhookChange {
 
 export type WebhookSecrets = Pick<WebhookEntity, 'id' | 'accountId' | 'secret' | 'previousSecret'>;
 
+/** The row of a statement that answers the ids of the rows it wrote. */
+const ID_ROW = columns<{ id: number }>({ id: true });
+
 export const webhookQueries = {
   insert: (accountId: number, w: NewWebhookRow) =>
     sql`INSERT INTO webhooks AS w (account_id, url, events, description, secret, status, created_by_admin)
          VALUES (${accountId}, ${w.url}, ${w.events}, ${w.description}, ${w.secret}, 'active', ${w.createdByAdmin})
-         RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+         RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** `lock`: none, FOR SHARE or FOR UPDATE. */
   find: (accountId: number, webhookId: number, lock: '' | 'FOR SHARE' | 'FOR UPDATE') =>
-    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`,
+    sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w WHERE w.id = ${webhookId} AND w.account_id = ${accountId} ${raw(lock)}`.returns(
+      WEBHOOK_ROW,
+    ),
   /** `admin` false: without the admin-only ones. */
   list: (accountId: number, admin: boolean) =>
     sql`SELECT ${raw(WEBHOOK_COLUMNS)} FROM webhooks w
         WHERE w.account_id = ${accountId} AND (${admin} OR NOT ${ADMIN_ONLY_WEBHOOK})
-        ORDER BY w.id`,
+        ORDER BY w.id`.returns(WEBHOOK_ROW),
   update: (accountId: number, webhookId: number, c: WebhookChange) =>
-    new Sql(
-      [
-        `UPDATE webhooks w SET url = coalesce($3, w.url), events = coalesce($4::text[], w.events),
-          description = CASE WHEN $5 THEN $6 ELSE w.description END,
-          status = CASE WHEN $7::boolean IS NULL THEN w.status WHEN $7 THEN 'active' ELSE 'disabled' END,
-          disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL
+    sql`UPDATE webhooks w SET url = coalesce(${c.url}, w.url), events = coalesce(${c.events}::text[], w.events),
+          description = CASE WHEN ${c.setDescription}::boolean THEN ${c.description} ELSE w.description END,
+          status = CASE WHEN ${c.enabled}::boolean IS NULL THEN w.status WHEN ${c.enabled}::boolean THEN 'active' ELSE 'disabled' END,
+          disabled_at = CASE WHEN ${c.enabled}::boolean IS NULL THEN w.disabled_at WHEN ${c.enabled}::boolean THEN NULL
                              ELSE coalesce(w.disabled_at, now()) END
-        WHERE w.id = $1 AND w.account_id = $2
-        RETURNING ${WEBHOOK_COLUMNS}`,
-      ],
-      [webhookId, accountId, c.url, c.events, c.setDescription, c.description, c.enabled],
-    ),
+        WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
+        RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** The replaced secret (sealed) is kept for `graceSeconds` (none when 0). */
   rotateSecret: (accountId: number, webhookId: number, secret: string, graceSeconds: number) =>
-    new Sql(
-      [
-        `UPDATE webhooks w SET secret = $3,
-          previous_secret = CASE WHEN $4::integer > 0 THEN w.secret END,
-          previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END
-        WHERE w.id = $1 AND w.account_id = $2
-        RETURNING ${WEBHOOK_COLUMNS}`,
-      ],
-      [webhookId, accountId, secret, graceSeconds],
-    ),
+    sql`UPDATE webhooks w SET secret = ${secret},
+          previous_secret = CASE WHEN ${graceSeconds}::integer > 0 THEN w.secret END,
+          previous_secret_expires_at = CASE WHEN ${graceSeconds}::integer > 0
+            THEN now() + make_interval(secs => ${graceSeconds}::integer) END
+        WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
+        RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   enable: (accountId: number, webhookId: number) =>
     sql`UPDATE webhooks w SET status = 'active', disabled_at = NULL WHERE w.id = ${webhookId} AND w.account_id = ${accountId}
-  RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+  RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   /** Only an active one: null when it was disabled already. */
   disable: (webhookId: number) =>
     sql`UPDATE webhooks w SET status = 'disabled', disabled_at = now() WHERE w.id = ${webhookId} AND w.status = 'active'
-       RETURNING ${raw(WEBHOOK_COLUMNS)}`,
+       RETURNING ${raw(WEBHOOK_COLUMNS)}`.returns(WEBHOOK_ROW),
   delete: (accountId: number, webhookId: number) =>
     sql`DELETE FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}`,
   /** One webhook's, or all when `webhookId` is null. */
   secrets: (webhookId: number | null) =>
-    new Sql(
-      [
-        `SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
-      WHERE $1::bigint IS NULL OR w.id = $1 ORDER BY w.id`,
-      ],
-      [webhookId],
-    ),
+    sql`SELECT w.id, w.account_id AS "accountId", w.secret, w.previous_secret AS "previousSecret" FROM webhooks w
+      WHERE ${webhookId}::bigint IS NULL OR w.id = ${webhookId} ORDER BY w.id`.returns<WebhookSecrets>({
+      id: true,
+      accountId: true,
+      secret: true,
+      previousSecret: true,
+    }),
   /** Only if the row still holds what was read (`was`): another process resealing it meanwhile wins. */
   reseal: (was: WebhookSecrets, secret: string, previousSecret: string | null) =>
-    new Sql(
-      [
-        `UPDATE webhooks SET secret = $3, previous_secret = $5
-        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $4 RETURNING id`,
-      ],
-      [was.id, was.secret, secret, was.previousSecret, previousSecret],
-    ),
+    sql`UPDATE webhooks SET secret = ${secret}, previous_secret = ${previousSecret}
+        WHERE id = ${was.id} AND secret = ${was.secret} AND previous_secret IS NOT DISTINCT FROM ${was.previousSecret}
+        RETURNING id`.returns(ID_ROW),
 };
 
 /** For the generated .sql file: `find` without a lock (the placeholder would stand in for the lock clause). */
@@ -159,10 +180,13 @@ const CHAIN_ATTEMPTS = `CASE WHEN d.resend_of IS NULL OR d.event_id IS NULL THEN
   END AS "chainAttempts"`;
 
 /** A batch's row: its one webhook comes on the first row only (null on the others), read and parsed once. */
-export type BatchRowToSend = Omit<DeliveryToSend, 'webhook'> & { webhook: DeliveryToSend['webhook'] | null };
+export type BatchRowToSend = Omit<DeliveryToSend, 'webhook' | 'chainAttempts'> & {
+  webhook: DeliveryToSend['webhook'] | null;
+};
+const TO_SEND_ROW = columns<BatchRowToSend>({ ...DELIVERY_ROW, traceparent: true, webhook: true, event: true });
 
 /** A fan-out batch's time (DeliverWebhookBatchJob's createdAtUs) as a timestamp. */
-const BATCH_AT = `timestamptz 'epoch' + $3::bigint * interval '1 microsecond'`;
+const batchAt = (createdAtUs: string) => sql`timestamptz 'epoch' + ${createdAtUs}::bigint * interval '1 microsecond'`;
 
 /** Recorded with the others that finish at the same time. */
 export interface DeliveredAttempt {
@@ -185,6 +209,9 @@ const LOG_ATTEMPTS = `INSERT INTO webhook_delivery_attempts
   SELECT account_id, id, attempts, last_attempt_at, last_status_code, last_duration_ms, last_response_excerpt, last_error
     FROM done`;
 
+/** A delivery the lost-job sweep found. */
+export type DueDelivery = DueRow & { attempts: number; webhookId: number; createdAtUs: string; fannedOut: boolean };
+
 /** Events to fan out, one array per column (unnest). */
 export interface FanOutBatch {
   eventIds: number[];
@@ -199,6 +226,14 @@ export type FannedOutDelivery = Pick<WebhookDeliveryEntity, 'id' | 'accountId' |
 
 /** fanOutPending's rows: the delivery's columns are null in the one row of a page that made none. */
 export type PendingPageRow = { pageEvents: number } & ({ [K in keyof FannedOutDelivery]: null } | FannedOutDelivery);
+const FANNED_OUT_ROW = columns<FannedOutDelivery>({
+  id: true,
+  accountId: true,
+  webhookId: true,
+  eventId: true,
+  traceparent: true,
+  createdAtUs: true,
+});
 
 /** Who is recovering what: the event types the key may not see (api_key.* without `admin`), and the webhook's. */
 export interface RecoverScope {
@@ -214,23 +249,22 @@ export interface RecoverScope {
 /** An event resent to a webhook (by recover or resend) within this long is not recovered again: one POST an hour. */
 export const RECOVER_COOLDOWN_SECONDS = 3600;
 
-// An event's deliveries to a webhook (the first and its resends) since $3, of each event none delivered nor pending
-// (retries under way), the first one included whenever it was made: it never reached the receiver; nor resent within
-// RECOVER_COOLDOWN_SECONDS. $5: the event types the key may not see (api_key.* without `admin`), $4: the webhook's;
-// $6 (`until`, or null): only the chains whose first delivery was made before it.
-const FAILED_SINCE = `failed_chains AS (
+// An event's deliveries to a webhook (the first and its resends) since `since`, of each event none delivered nor
+// pending (retries under way), the first one included whenever it was made: it never reached the receiver; nor resent
+// within RECOVER_COOLDOWN_SECONDS. Not of `hiddenTypes`; `subscribed` when of the webhook's `events`.
+const failedSince = (r: RecoverScope) => sql`failed_chains AS (
     SELECT coalesce(d.resend_of, d.id) AS first, min(d.event_id) AS event_id, min(d.event_type) AS event_type
       FROM webhook_deliveries d
-     WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.created_at >= $3 AND d.event_id IS NOT NULL
-       AND d.event_type <> ALL ($5::text[])
+     WHERE d.account_id = ${r.accountId} AND d.webhook_id = ${r.webhookId} AND d.created_at >= ${r.since} AND d.event_id IS NOT NULL
+       AND d.event_type <> ALL (${r.hiddenTypes}::text[])
      GROUP BY 1 HAVING bool_and(d.status = 'failed')),
   failed AS (
-    SELECT c.first, c.event_id, c.event_type, c.event_type = ANY ($4::text[]) AS subscribed FROM failed_chains c
-     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = $1 AND f.id = c.first
-                        AND (f.status <> 'failed' OR f.created_at >= $6::timestamptz))
+    SELECT c.first, c.event_id, c.event_type, c.event_type = ANY (${r.events}::text[]) AS subscribed FROM failed_chains c
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.account_id = ${r.accountId} AND f.id = c.first
+                        AND (f.status <> 'failed' OR f.created_at >= ${r.until}::timestamptz))
        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r
-                        WHERE r.event_id = c.event_id AND r.account_id = $1 AND r.webhook_id = $2 AND r.resend_of IS NOT NULL
-                          AND r.created_at > now() - interval '${RECOVER_COOLDOWN_SECONDS} seconds'))`;
+                        WHERE r.event_id = c.event_id AND r.account_id = ${r.accountId} AND r.webhook_id = ${r.webhookId} AND r.resend_of IS NOT NULL
+                          AND r.created_at > now() - interval '${raw(String(RECOVER_COOLDOWN_SECONDS))} seconds'))`;
 
 /**
  * The deliveries of the events in `fanned`, one per subscribed webhook existing when the event was recorded; of an
@@ -246,8 +280,6 @@ const DELIVERIES_OF_FANNED = sql`INSERT INTO webhook_deliveries AS d (webhook_id
   RETURNING d.id, d.account_id AS "accountId", d.webhook_id AS "webhookId", d.event_id AS "eventId", d.traceparent,
     ${raw(CREATED_AT_US)}`;
 
-const recoverValues = (r: RecoverScope) => [r.accountId, r.webhookId, r.since, r.events, r.hiddenTypes, r.until];
-
 export const webhookDeliveryQueries = {
   // Deliveries are written only for the events the statement itself marks fanned out (their row lock orders two
   // fan-outs of one event), so a repeated fan-out adds nothing. Webhooks created after an event do not receive it.
@@ -258,7 +290,7 @@ export const webhookDeliveryQueries = {
     UPDATE events e SET fanned_out = true FROM input i
      WHERE e.id = i.event_id AND e.account_id = i.account_id AND NOT e.fanned_out
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, i.traceparent)
-  ${DELIVERIES_OF_FANNED}`,
+  ${DELIVERIES_OF_FANNED}`.returns(FANNED_OUT_ROW),
   /**
    * The account's oldest `limit` events not fanned out (skipping those another fan-out holds), fanned out; a row per
    * delivery with the page's event count, or one row of nulls but the count when the page made none. The update finds
@@ -276,41 +308,33 @@ export const webhookDeliveryQueries = {
     RETURNING e.id, e.account_id, e.type, e.created_at, e.admin_only, e.traceparent),
   delivered AS (${DELIVERIES_OF_FANNED})
   SELECT (SELECT count(*) FROM page)::int AS "pageEvents", x.* FROM (VALUES (1)) one(n)
-    LEFT JOIN delivered x ON true ORDER BY x.id`,
+    LEFT JOIN delivered x ON true ORDER BY x.id`.returns<PendingPageRow>({ pageEvents: true, ...FANNED_OUT_ROW }),
   /** A new delivery of the same event, as a resend of the chain's first. */
   resend: (accountId: number, webhookId: number, deliveryId: number) =>
     sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
          SELECT o.webhook_id, o.account_id, o.event_id, o.event_type, coalesce(o.resend_of, o.id)
            FROM webhook_deliveries o WHERE o.id = ${deliveryId} AND o.webhook_id = ${webhookId} AND o.account_id = ${accountId}
-         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+         RETURNING ${raw(DELIVERY_COLUMNS)}`.returns(DELIVERY_ROW),
   /** Resends each failed event (FAILED_SINCE) the webhook still receives, `limit` at most. */
   recover: (r: RecoverScope, limit: number) =>
-    new Sql(
-      [
-        `WITH ${FAILED_SINCE}
+    sql`WITH ${failedSince(r)}
   INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type, resend_of)
-  SELECT $2, $1, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT $7
-  RETURNING d.id`,
-      ],
-      [...recoverValues(r), limit],
-    ),
+  SELECT ${r.webhookId}::bigint, ${r.accountId}::bigint, f.event_id, f.event_type, f.first FROM failed f WHERE f.subscribed ORDER BY f.first LIMIT ${limit}
+  RETURNING d.id`.returns(ID_ROW),
   /** After `recover` in its transaction: the events it resent have a pending delivery now. */
   notRecovered: (r: RecoverScope) =>
-    new Sql(
-      [
-        `WITH ${FAILED_SINCE}
+    sql`WITH ${failedSince(r)}
   SELECT count(*) FILTER (WHERE NOT f.subscribed)::int AS skipped, coalesce(bool_or(f.subscribed), false) AS more
-    FROM failed f`,
-      ],
-      recoverValues(r),
-    ),
+    FROM failed f`.returns<{ skipped: number; more: boolean }>({ skipped: true, more: true }),
   insertTest: (accountId: number, webhookId: number) =>
     sql`INSERT INTO webhook_deliveries AS d (webhook_id, account_id, event_id, event_type) VALUES (${webhookId}, ${accountId}, NULL, 'webhook.test')
-         RETURNING ${raw(DELIVERY_COLUMNS)}`,
+         RETURNING ${raw(DELIVERY_COLUMNS)}`.returns(DELIVERY_ROW),
   /** Locks the webhook's pending deliveries. */
   lockPending: (accountId: number, webhookId: number) =>
     sql`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d
-          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`,
+          WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' FOR UPDATE) pending`.returns<{
+      count: string;
+    }>({ count: true }),
   /** A feed page of the webhook's deliveries, none of `hiddenTypes` (null: all types). */
   page: (
     webhookId: number,
@@ -320,27 +344,29 @@ export const webhookDeliveryQueries = {
     const page = feedPage('d', 'webhook_id', webhookId, q.order, q.after);
     const hidden = hiddenTypes ? sql`AND d.event_type <> ALL(${hiddenTypes}::text[])` : raw('');
     return sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d
-        WHERE ${page.where} ${hidden} ${page.orderBy} LIMIT ${q.limit}`;
+        WHERE ${page.where} ${hidden} ${page.orderBy} LIMIT ${q.limit}`.returns(DELIVERY_ROW);
   },
   eventType: (accountId: number, webhookId: number, deliveryId: number) =>
     sql`SELECT d.event_type AS "eventType" FROM webhook_deliveries d
-        WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`,
+        WHERE d.id = ${deliveryId} AND d.webhook_id = ${webhookId} AND d.account_id = ${accountId}`.returns<{
+      eventType: string;
+    }>({ eventType: true }),
   toSend: (accountId: number, deliveryId: number) =>
     sql`SELECT ${raw(TO_SEND_COLUMNS)}, ${raw(CHAIN_ATTEMPTS)}
-          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`,
+          FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.account_id = ${accountId}`.returns<DeliveryToSend>(
+      {
+        ...TO_SEND_ROW,
+        chainAttempts: true,
+      },
+    ),
   /** A fan-out batch's deliveries still at their first attempt, in event order (due time = created_at: the sweep's index). */
   batchToSend: (accountId: number, webhookId: number, createdAtUs: string) =>
-    new Sql(
-      [
-        `SELECT ${DELIVERY_COLUMNS}, d.traceparent,
-    CASE WHEN row_number() OVER (ORDER BY d.id) = 1 THEN ${WEBHOOK_TO_SEND} END AS webhook, ${EVENT_TO_SEND}
+    sql`SELECT ${raw(DELIVERY_COLUMNS)}, d.traceparent,
+    CASE WHEN row_number() OVER (ORDER BY d.id) = 1 THEN ${raw(WEBHOOK_TO_SEND)} END AS webhook, ${raw(EVENT_TO_SEND)}
   FROM webhook_deliveries d
-  WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${BATCH_AT} AND d.created_at = ${BATCH_AT}
-    AND d.account_id = $1 AND d.webhook_id = $2 AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
-  ORDER BY d.id`,
-      ],
-      [accountId, webhookId, createdAtUs],
-    ),
+  WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${batchAt(createdAtUs)} AND d.created_at = ${batchAt(createdAtUs)}
+    AND d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
+  ORDER BY d.id`.returns(TO_SEND_ROW),
   markDelivered: (batch: readonly DeliveredAttempt[]) =>
     sql`WITH done AS (
     UPDATE webhook_deliveries d
@@ -352,52 +378,41 @@ export const webhookDeliveryQueries = {
      WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
     RETURNING ${raw(ATTEMPTED_COLUMNS)}),
   logged AS (${raw(LOG_ATTEMPTS)})
-  SELECT id FROM done`,
+  SELECT id FROM done`.returns(ID_ROW),
   /** `d` as read, changed to `next` only if nobody recorded this attempt first; an attempt is logged when it counts one more. */
   recordAttempt: (d: WebhookDelivery, next: WebhookDelivery) =>
-    new Sql(
-      [
-        `WITH done AS (
+    sql`WITH done AS (
     UPDATE webhook_deliveries d
-       SET status = $3, attempts = $4, last_status_code = $5, last_error = $6, last_attempt_at = $7,
-           next_attempt_at = $8, delivered_at = $9, last_duration_ms = $10, last_response_excerpt = $11
-     WHERE d.account_id = $12 AND d.id = $1 AND d.attempts = $2 AND d.status = 'pending'
-    RETURNING ${ATTEMPTED_COLUMNS}),
-  logged AS (${LOG_ATTEMPTS} WHERE attempts > $2)
-  SELECT id FROM done`,
-      ],
-      [
-        d.id,
-        d.attempts,
-        next.status,
-        next.attempts,
-        next.lastStatusCode,
-        next.lastError,
-        next.lastAttemptAt,
-        next.nextAttemptAt,
-        next.deliveredAt,
-        next.lastDurationMs,
-        next.lastResponseExcerpt,
-        d.accountId,
-      ],
-    ),
+       SET status = ${next.status}, attempts = ${next.attempts}, last_status_code = ${next.lastStatusCode},
+           last_error = ${next.lastError}, last_attempt_at = ${next.lastAttemptAt}, next_attempt_at = ${next.nextAttemptAt},
+           delivered_at = ${next.deliveredAt}, last_duration_ms = ${next.lastDurationMs},
+           last_response_excerpt = ${next.lastResponseExcerpt}
+     WHERE d.account_id = ${d.accountId} AND d.id = ${d.id} AND d.attempts = ${d.attempts} AND d.status = 'pending'
+    RETURNING ${raw(ATTEMPTED_COLUMNS)}),
+  logged AS (${raw(LOG_ATTEMPTS)} WHERE attempts > ${d.attempts}::int)
+  SELECT id FROM done`.returns(ID_ROW),
   /** First attempts and retries whose time has come, of other accounts. */
   othersWaiting: (accountId: number) =>
-    sql`SELECT 1 FROM webhook_deliveries
+    sql`SELECT 1 AS found FROM webhook_deliveries
           WHERE status = 'pending' AND account_id <> ${accountId} AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-          LIMIT 1`,
-  // The lost-job sweep's statement (SweepSource.dueSql), its parameters the sweep's: $1 ms, $2 rows, $3 and $4 the
-  // cursor. Pending deliveries one sweep interval past their next attempt.
-  sweepDue: () =>
-    raw(`SELECT d.id, d.account_id AS "accountId", d.attempts, d.traceparent,
-         coalesce(d.next_attempt_at, d.created_at)::text AS "dueAt", d.webhook_id AS "webhookId", ${CREATED_AT_US},
+          LIMIT 1`.returns(FOUND),
+  /** The lost-job sweep's statement (SweepSource.due): pending deliveries one sweep interval past their next attempt. */
+  sweepDue: ({ olderThanMs, limit, after }: DuePage) =>
+    sql`SELECT d.id, d.account_id AS "accountId", d.attempts, d.traceparent,
+         coalesce(d.next_attempt_at, d.created_at)::text AS "dueAt", d.webhook_id AS "webhookId", ${raw(CREATED_AT_US)},
          (d.event_id IS NOT NULL AND d.resend_of IS NULL) AS "fannedOut"
        FROM webhook_deliveries d
        WHERE d.status = 'pending'
-         AND coalesce(d.next_attempt_at, d.created_at) < now() - make_interval(secs => $1::double precision / 1000)
-         AND (coalesce(d.next_attempt_at, d.created_at), d.id) > (coalesce($3::timestamptz, '-infinity'), coalesce($4::bigint, 0))
-       ORDER BY coalesce(d.next_attempt_at, d.created_at), d.id LIMIT $2
-       FOR UPDATE SKIP LOCKED`),
+         AND coalesce(d.next_attempt_at, d.created_at) < now() - make_interval(secs => ${olderThanMs}::double precision / 1000)
+         AND (coalesce(d.next_attempt_at, d.created_at), d.id) > (coalesce(${after?.dueAt ?? null}::timestamptz, '-infinity'), coalesce(${after?.id ?? null}::bigint, 0))
+       ORDER BY coalesce(d.next_attempt_at, d.created_at), d.id LIMIT ${limit}
+       FOR UPDATE SKIP LOCKED`.returns<DueDelivery>({
+      ...DUE_COLUMNS,
+      attempts: true,
+      webhookId: true,
+      createdAtUs: true,
+      fannedOut: true,
+    }),
   /** Retention: rows that keep their partition from being dropped (PartitionedHistory.openRows). */
   openRows: () => raw(`status = 'pending'`),
 };
@@ -411,17 +426,23 @@ export const webhookAttemptQueries = {
               a.response_excerpt AS "responseExcerpt", a.error
          FROM webhook_delivery_attempts a
         WHERE a.account_id = ${accountId} AND a.delivery_id = ${deliveryId} AND a.attempt > ${after}::bigint
-        ORDER BY a.attempt LIMIT ${limit}`,
+        ORDER BY a.attempt LIMIT ${limit}`.returns<DeliveryAttemptRow>({
+      attempt: true,
+      attemptedAt: true,
+      statusCode: true,
+      durationMs: true,
+      responseExcerpt: true,
+      error: true,
+    }),
   deleteOfWebhook: (accountId: number, webhookId: number) =>
     sql`DELETE FROM webhook_delivery_attempts a USING webhook_deliveries d
           WHERE d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND a.account_id = d.account_id AND a.delivery_id = d.id`,
   /** Retention: those older than `olderThanDays` whose delivery is gone (no foreign key cascades them). */
-  remove: (olderThanDays: number, limit: number) =>
+  remove: (batch: RemoveBatch) =>
     retentionQueries.batchRemove(
       'webhook_delivery_attempts',
       'attempted_at',
-      olderThanDays,
-      limit,
+      batch,
       raw('NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.account_id = r.account_id AND d.id = r.delivery_id)'),
     ),
 };

@@ -1,13 +1,11 @@
-import { DueRow, stagedJob, sweepSource } from '@app/jobs';
-import { webhookDeliveryQueries } from './webhooks.queries';
+import { stagedJob, sweepSource } from '@app/jobs';
+import { DueDelivery, webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob, DeliverWebhookJob } from './webhook.jobs';
-
-type DueDelivery = DueRow & { webhookId: number; createdAtUs: string; fannedOut: boolean };
 
 /** Pending deliveries one sweep interval past their next attempt: their job is the one for that attempt. */
 export const WebhookDeliveriesSweepSource = sweepSource<DueDelivery>({
   name: 'webhook_deliveries',
-  dueSql: webhookDeliveryQueries.sweepDue().text,
+  due: webhookDeliveryQueries.sweepDue,
   // A fanned-out delivery's first attempt belongs to its batch's job (the same id from each of its rows).
   job: ([row]) =>
     row.fannedOut && !row.attempts
