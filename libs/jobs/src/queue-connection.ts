@@ -18,6 +18,8 @@ function queueConnection(config: AppConfig, role: 'producer' | 'worker'): QueueC
   const options = {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
+    // The completions of a batch's jobs come in one tick: one write to Redis for them, not one each.
+    enableAutoPipelining: role === 'worker',
   } satisfies RedisOptions;
   if (!config.redisCluster) return { ...redisOptions(config.redisUrl), ...options };
   // BullMQ builds only single-node clients from options; it shares a cluster client but never closes it.

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
@@ -39,7 +39,7 @@ export function processText(text: string): { characters: number; sha256: string 
   if (text.startsWith(POISON_PREFIX)) {
     throw new MessageRejectedError(`rejected by the processor: the message begins with "${POISON_PREFIX}"`);
   }
-  return { characters: [...text].length, sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
+  return { characters: [...text].length, sha256: hash('sha256', text, 'hex') };
 }
 
 // Every transition is a conditional UPDATE, so a job that runs twice (relay re-enqueue, a worker killed after

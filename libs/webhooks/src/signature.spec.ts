@@ -64,6 +64,14 @@ describe('Standard Webhooks signing (the service)', () => {
     expect(legacySignatureHeader([oldSecret], body, now)).toBe(`t=${t},v1=${hex(oldSecret)}`);
     expect(legacySignatureHeader(['a', 'b'], body, now)).toBe(`t=${t},v1=${hex('a')},v1=${hex('b')}`);
   });
+
+  it('signs as createHmac does with a secret longer than a SHA-256 block and a body beyond ASCII', () => {
+    const t = now.getTime() / 1000;
+    const long = `whsec_${'x'.repeat(100)}`;
+    const accented = '{"name":"Çà et là 🐈"}';
+    const hex = createHmac('sha256', long).update(`${t}.${accented}`).digest('hex');
+    expect(legacySignatureHeader([long], accented, now)).toBe(`t=${t},v1=${hex}`);
+  });
 });
 
 describe('the SDK verifyWebhook', () => {

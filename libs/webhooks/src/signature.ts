@@ -1,4 +1,4 @@
-import { createHmac, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -16,32 +16,56 @@ export function standardSigningKey(secret: string): Buffer {
 /** A type, not an interface: it passes where a header record is taken. */
 export type SignedHeaders = Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>;
 
-// Signs with the secrets of one webhook: their keys are made once (a Buffer or string key costs a key object per HMAC),
-// so a batch of deliveries pays for them once.
+/** SHA-256's block: an HMAC key longer than it is hashed first (RFC 2104). */
+const BLOCK_BYTES = 64;
+
+// HMAC-SHA256 of one key as two one-shot hashes over its padded blocks, made once: an Hmac object per signature cost
+// twice as much (OpenSSL sets up a context per object), and a delivery signs twice.
+class HmacSha256 {
+  private readonly inner = Buffer.alloc(BLOCK_BYTES, 0x36);
+  private readonly outer = Buffer.alloc(BLOCK_BYTES, 0x5c);
+
+  constructor(key: Buffer) {
+    const k = key.length > BLOCK_BYTES ? hash('sha256', key, 'buffer') : key;
+    for (let i = 0; i < k.length; i++) {
+      this.inner[i] ^= k[i];
+      this.outer[i] ^= k[i];
+    }
+  }
+
+  digest(message: string, encoding: 'base64' | 'hex'): string {
+    const innerInput = Buffer.allocUnsafe(BLOCK_BYTES + Buffer.byteLength(message));
+    this.inner.copy(innerInput);
+    innerInput.write(message, BLOCK_BYTES, 'utf8');
+    return hash('sha256', Buffer.concat([this.outer, hash('sha256', innerInput, 'buffer')]), encoding);
+  }
+}
+
+// Signs with the secrets of one webhook: their keys are prepared once, so a batch of deliveries pays for them once.
 export class WebhookSigner {
-  private readonly standard: KeyObject[];
-  private readonly legacy: KeyObject[];
+  private readonly standard: HmacSha256[];
+  private readonly legacy: HmacSha256[];
 
   /** The current secret first, then one still in its rotation grace. */
   constructor(secrets: readonly string[]) {
-    this.standard = secrets.map((s) => createSecretKey(standardSigningKey(s)));
+    this.standard = secrets.map((s) => new HmacSha256(standardSigningKey(s)));
     // The legacy header's key is the secret string itself, prefix included.
-    this.legacy = secrets.map((s) => createSecretKey(Buffer.from(s, 'utf8')));
+    this.legacy = secrets.map((s) => new HmacSha256(Buffer.from(s, 'utf8')));
   }
 
   /** One signature per secret, space-separated. */
   standardHeaders(messageId: string, rawBody: string, now: Date = new Date()): SignedHeaders {
     const t = Math.floor(now.getTime() / 1000);
-    const signatures = this.standard.map(
-      (key) => `v1,${createHmac('sha256', key).update(`${messageId}.${t}.${rawBody}`).digest('base64')}`,
-    );
+    const signed = `${messageId}.${t}.${rawBody}`;
+    const signatures = this.standard.map((key) => `v1,${key.digest(signed, 'base64')}`);
     return { 'webhook-id': messageId, 'webhook-timestamp': String(t), 'webhook-signature': signatures.join(' ') };
   }
 
   /** `t=<unix seconds>,v1=<hex digest>`, one v1 per secret. */
   legacyHeader(rawBody: string, now: Date = new Date()): string {
     const t = Math.floor(now.getTime() / 1000);
-    return [`t=${t}`, ...this.legacy.map((key) => `v1=${legacySignatureDigest(key, t, rawBody)}`)].join(',');
+    const signed = `${t}.${rawBody}`;
+    return [`t=${t}`, ...this.legacy.map((key) => `v1=${key.digest(signed, 'hex')}`)].join(',');
   }
 }
 
@@ -52,10 +76,6 @@ export function standardWebhookHeaders(
   now: Date = new Date(),
 ): SignedHeaders {
   return new WebhookSigner(secrets).standardHeaders(messageId, rawBody, now);
-}
-
-export function legacySignatureDigest(key: string | KeyObject, timestamp: number, rawBody: string): string {
-  return createHmac('sha256', key).update(`${timestamp}.${rawBody}`).digest('hex');
 }
 
 export function legacySignatureHeader(secrets: readonly string[], rawBody: string, now: Date = new Date()): string {

@@ -2,9 +2,9 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
+import { FastifyAdapter } from '@bull-board/fastify';
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import express, { NextFunction, Request, Response } from 'express';
+import fastify, { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
 import { JobQueues } from '@app/jobs';
@@ -41,20 +41,33 @@ export class QueueDashboardService implements OnModuleInit {
     private readonly workerJobs: WorkerJobs,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const token = this.config.queueDashboardToken;
     if (!token) return;
-    const board = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
+    const board = new FastifyAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
     createBullBoard({
       queues: this.workerJobs.queues.map((name) => new BullMQAdapter(this.queues.get(name))),
       serverAdapter: board,
     });
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(QUEUE_DASHBOARD_PATH, tokenGate(token), board.getRouter());
-    this.handler = app;
+    // Never listens: the ops server hands it the requests under /queues.
+    const app = fastify();
+    app.addHook('onRequest', tokenGate(token));
+    // On the way out, so a static file's own Cache-Control does not replace no-store.
+    app.addHook('onSend', async (_req, reply) => {
+      reply.headers(SECURITY_HEADERS);
+    });
+    await app.register(board.registerPlugin(), { prefix: QUEUE_DASHBOARD_PATH });
+    await app.ready();
+    this.handler = (req, res) => app.routing(req, res);
   }
 }
+
+const SECURITY_HEADERS = {
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+};
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
@@ -65,37 +78,33 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
  * a value derived from the token (not the token), HttpOnly and SameSite=Strict (no cross-site
  * use of the dashboard's retry buttons). Comparisons are of SHA-256 digests in constant time.
  */
-function tokenGate(token: string): express.RequestHandler {
+function tokenGate(token: string): onRequestHookHandler {
   const expectedToken = sha256(token);
   const session = createHmac('sha256', token).update('petstore queue dashboard session').digest('base64url');
   const expectedSession = sha256(session);
   const matches = (presented: string | undefined, expected: Buffer) =>
     presented !== undefined && timingSafeEqual(sha256(presented), expected);
 
-  return (req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    const url = new URL(req.originalUrl, 'http://ops.invalid');
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const url = new URL(req.url, 'http://ops.invalid');
     const queryToken = url.searchParams.get('token');
     if (queryToken !== null) {
-      if (!matches(queryToken, expectedToken)) return refuse(res);
+      if (!matches(queryToken, expectedToken)) return refuse(reply);
       url.searchParams.delete('token');
       const secure = req.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
-      res.setHeader(
+      reply.header(
         'Set-Cookie',
         `${COOKIE}=${session}; Path=${QUEUE_DASHBOARD_PATH}; Max-Age=${COOKIE_MAX_AGE_SECONDS}; HttpOnly; SameSite=Strict${secure}`,
       );
-      return res.redirect(303, url.pathname + url.search);
+      return reply.redirect(url.pathname + url.search, 303);
     }
     const bearer = /^Bearer +(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (matches(bearer, expectedToken) || matches(cookie(req, COOKIE), expectedSession)) return next();
-    refuse(res);
+    if (matches(bearer, expectedToken) || matches(cookie(req, COOKIE), expectedSession)) return;
+    return refuse(reply);
   };
 }
 
-function cookie(req: Request, name: string): string | undefined {
+function cookie(req: FastifyRequest, name: string): string | undefined {
   for (const pair of (req.headers.cookie ?? '').split(';')) {
     const [key, ...value] = pair.trim().split('=');
     if (key === name) return value.join('=');
@@ -103,9 +112,9 @@ function cookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-function refuse(res: Response): void {
-  res
-    .status(401)
-    .setHeader('WWW-Authenticate', 'Bearer realm="queue dashboard"')
-    .json(new ApiError('invalid_authorization', 'The queue dashboard needs its token').toBody());
+function refuse(reply: FastifyReply): FastifyReply {
+  return reply
+    .code(401)
+    .header('WWW-Authenticate', 'Bearer realm="queue dashboard"')
+    .send(new ApiError('invalid_authorization', 'The queue dashboard needs its token').toBody());
 }
