@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
-  for (const field of REQUEST_GATE_FIELDS) fastify.decorateRequest(field, null);
+  for (const [field, initial] of Object.entries(REQUEST_GATE_FIELDS)) fastify.decorateRequest(field, initial);
   const gate = app.get(RequestGate);
   const authOnly = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     if (req.routeOptions.config.public) return done();

@@ -69,7 +69,7 @@ export function configureApp(app: NestFastifyApplication): INestApplication {
   app.useSecurityHeaders(SECURITY_HEADERS);
   // A preflight is answered in Nest's CORS hook, before the gate.
   if (config.corsOrigins.length) app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['*'] });
-  for (const field of REQUEST_GATE_FIELDS) fastify.decorateRequest(field, null);
+  for (const [field, initial] of Object.entries(REQUEST_GATE_FIELDS)) fastify.decorateRequest(field, initial);
   acceptJsonBodies(fastify);
   fastify.addHook('onRequest', app.get(RequestGate).onRequest);
   fastify.addHook('onRoute', mountsArePublic);

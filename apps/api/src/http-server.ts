@@ -36,6 +36,12 @@ const CLIENT_ERRORS: Record<string, () => ApiError> = {
   ERR_HTTP_REQUEST_TIMEOUT: () => new ApiError('request_timeout', 'The request was not received in time'),
 };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    observed: boolean;
+  }
+}
+
 export interface ApiServerOptions {
   /** Sees every request before Fastify (the tests' probes). */
   wrap?: (listener: RequestListener) => RequestListener;
@@ -76,7 +82,11 @@ export class ApiHttpServer {
     const instance = fastify(options);
     // Before Nest's own request hooks (CORS, security headers), so every answer has its id, line, metric and span.
     const log = accessLog(rootLogger(this.config, 'api'), observeHttpRequest);
+    // Once a request: a route that hands it on to the not-found handler runs the request hooks again.
+    instance.decorateRequest('observed', false);
     instance.addHook('onRequest', (request, reply, done) => {
+      if (request.observed) return done();
+      request.observed = true;
       const route = request.routeOptions.url;
       log(request.raw, reply.raw, route);
       traceHttpRequest(request.raw, reply.raw, route, done);

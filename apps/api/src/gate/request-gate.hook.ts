@@ -24,7 +24,7 @@ import { ProxyTrustWatch } from './proxy-trust-watch';
 import type { OwnBudget, RoutePolicy } from '../policy/route-policy.decorator';
 import { UNROUTED } from '../policy/route-registry';
 
-// Decorated on every request (requestGateDecorations), so each request keeps one shape.
+// Decorated on every request (REQUEST_GATE_FIELDS), so each request keeps one shape.
 declare module 'fastify' {
   interface FastifyRequest {
     /** The gate guarantees it on every /v1 route. */
@@ -32,11 +32,13 @@ declare module 'fastify' {
     /** GET /rate_limit reports it. */
     rateLimit: RateLimitDecision | null;
     policy: RoutePolicy | null;
+    /** Let through once: a route that hands the request on to the not-found handler does not have it gated again. */
+    admitted: boolean;
   }
 }
 
-/** What the gate sets on a request, declared with Fastify (`decorateRequest`) before the first one. */
-export const REQUEST_GATE_FIELDS = ['auth', 'rateLimit', 'policy'] as const;
+/** What the gate sets on a request with its initial value, declared with Fastify (`decorateRequest`) up front. */
+export const REQUEST_GATE_FIELDS = { auth: null, rateLimit: null, policy: null, admitted: false } as const;
 
 type Identity = { auth?: AuthContext; failure?: unknown };
 
@@ -75,6 +77,8 @@ export class RequestGate {
   ) {}
 
   readonly onRequest = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (req.admitted) return done();
+    req.admitted = true;
     this.trustWatch.observe(req);
     const access = req.routeOptions.config;
     if (access.public) return done(refusedIntake(req));
