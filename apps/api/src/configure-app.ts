@@ -19,6 +19,8 @@ import { API_PREFIX, RouteRegistry } from './policy/route-registry';
 const DOCUMENT_PATHS = ['/openapi.json', '/v1/openapi.json'];
 const DOCS_PATH = '/docs';
 const CONSOLE_PATH = '/console';
+// The mounts answer GET and HEAD.
+const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 // Users paste keys into /docs: only the page's own scripts run, and talk to this origin only.
 // Inline styles stay (swagger-ui sets them); data: images are its icons.
@@ -94,6 +96,11 @@ export function configureApp(app: NestFastifyApplication): INestApplication {
     fastify.get(CONSOLE_PATH, (req, reply) =>
       req.url.split('?')[0].endsWith('/') ? reply.sendFile('index.html') : reply.redirect(`${CONSOLE_PATH}/`, 301),
     );
+  }
+  // What a mount does not answer (another method) is a miss without a key, like a missing file below it.
+  for (const url of [...DOCUMENT_PATHS, DOCS_PATH, `${DOCS_PATH}/*`, CONSOLE_PATH, `${CONSOLE_PATH}/*`]) {
+    const config = { public: true } as const;
+    fastify.route({ method: OTHER_METHODS, url, config, handler: (_req, reply) => void reply.callNotFound() });
   }
   SwaggerModule.setup(DOCS_PATH.slice(1), app, docsPageDocument(document), {
     customSiteTitle: 'Pet Store API reference',
