@@ -64,7 +64,7 @@ export interface RunningApi {
 
 /**
  * The real API (same hooks and server as production) on a random port; `wrap` sees every request first, `probe` the
- * configured app before it starts (a test's own hooks).
+ * the app before configureApp (its hooks run before the app's own).
  */
 export async function startApi(
   env: EnvOverrides = {},
@@ -91,8 +91,8 @@ export async function startApi(
       });
     },
     async (created) => {
-      configureApp(created);
       opts.probe?.(created);
+      configureApp(created);
       // On the production server (serve() in main.ts), without its signal handling.
       server = await apiServer.listen(created, 0, '127.0.0.1');
     },
