@@ -63,7 +63,7 @@ export interface RunningApi {
 }
 
 /**
- * The real API (same hooks and server as production) on a random port; `wrap` sees every request first, `probe` the
+ * The real API (same hooks and server as production) on a random port; `wrap` sees every request first, `probe`
  * the app before configureApp (its hooks run before the app's own).
  */
 export async function startApi(
