@@ -120,7 +120,11 @@ describe('webhooks', () => {
     expect(createdOnly.requests.every((r) => JSON.parse(r.body).type === 'api_key.created')).toBe(true);
     expect(revokedOnly.requests).toHaveLength(1);
 
-    const deliveries = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+    // The worker records the attempt after the receiver has answered: read once it has.
+    const deliveries = await eventually(async () => {
+      const list = await http.get(`/v1/webhooks/${hook.id}/deliveries`);
+      return list.status !== 200 || list.body[0]?.status !== 'pending' ? list : undefined;
+    });
     expect(deliveries.status).toBe(200);
     expect(deliveries.body).toEqual([
       expect.objectContaining({
