@@ -29,6 +29,8 @@ export function refusedIntake(req: FastifyRequest): ApiError | undefined {
   return undefined;
 }
 
+const invalidJson = () => new ApiError('invalid_json', 'The request body is not valid JSON');
+
 // As body-parser's `strict`: an object or an array, never a bare string or number.
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
@@ -37,16 +39,12 @@ export function acceptJsonBodies(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
     if (text === '') return done(null, undefined);
-    if (!OBJECT_OR_ARRAY.test(text as string)) {
-      return done(new ApiError('invalid_json', 'The request body is not valid JSON'), undefined);
-    }
+    if (!OBJECT_OR_ARRAY.test(text as string)) return done(invalidJson(), undefined);
     try {
       done(null, JSON.parse(text as string, rejectNul));
     } catch (err) {
       const message = (err as Error).message;
-      if (!message.startsWith(NUL_IN_STRING)) {
-        return done(new ApiError('invalid_json', 'The request body is not valid JSON'), undefined);
-      }
+      if (!message.startsWith(NUL_IN_STRING)) return done(invalidJson(), undefined);
       const field = message.slice(NUL_IN_STRING.length + 2) || 'body';
       done(
         new ApiError('validation_failed', 'Strings must not contain the NUL character (\\u0000)', [
