@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--seconds 15] [--rate N] [--webhooks 5000] [--interval 1000] [--alloc [--survivors] [--no-inlining]] [--build dist/apps/api/src/main.js]`:
+// `npm run bench:profile -- [--route get|list|post|webhooks|messages] [--baseline | --baseline-fastify] [--seconds 15] [--rate N] [--webhooks 5000] [--interval 1000] [--alloc [--survivors] [--no-inlining]] [--build dist/apps/api/src/main.js]`:
 // the API under one route's load with V8's CPU profiler; prints self time per package and per function, and the
 // bytes allocated per request (docs/internals/benchmarks.md, "Profiling a route").
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,8 +19,13 @@ const ROUTE = option('--route', 'get');
 const SECONDS = Number(option('--seconds', '15'));
 const RATE = Number(option('--rate', '0')) || undefined;
 const BUILD = option('--build', 'dist/apps/api/src/main.js');
-/** Profile baseline C (bench/servers/baseline-io.ts) instead: the same I/O in bare Nest. */
-const BASELINE = argv.includes('--baseline');
+/** Profile a baseline instead: the same I/O in bare Nest on Express (`--baseline`) or on Fastify (`--baseline-fastify`). */
+const BASELINE_SERVER = argv.includes('--baseline-fastify')
+  ? 'bench/servers/baseline-nest-fastify.ts'
+  : argv.includes('--baseline')
+    ? 'bench/servers/baseline-io.ts'
+    : '';
+const BASELINE = BASELINE_SERVER !== '';
 /** Sample allocations (collected ones included) through the inspector instead of the CPU profiler. */
 /** With --alloc: only what survived a scavenge (promoted to the old generation, collected there or not). */
 const SURVIVORS = argv.includes('--survivors');
@@ -209,7 +214,7 @@ async function main(): Promise<void> {
   await pool.end();
   if (ROUTE === 'webhooks') return profileWorker(account.apiKey);
   if (ROUTE === 'messages') return profileDrain(account.apiKey, account.accountId);
-  const server = BASELINE ? [...TS_NODE, 'bench/servers/baseline-io.ts'] : [BUILD];
+  const server = BASELINE ? [...TS_NODE, BASELINE_SERVER] : [BUILD];
   const proc = startNode(
     'api',
     [

@@ -88,7 +88,8 @@ export class ApiHttpServer {
       if (request.observed) return done();
       request.observed = true;
       const route = request.routeOptions.url;
-      log(request.raw, reply.raw, route);
+      // On the reply, not the raw response: a header set on the raw response sends every other through setHeader.
+      reply.header('X-Request-Id', log(request.raw, reply.raw, route));
       traceHttpRequest(request.raw, reply.raw, route, done);
     });
     return new FastifyAdapter(instance);

@@ -4,6 +4,7 @@ import { AppConfig } from '@app/config';
 import { MIGRATIONS } from './migrations';
 import { withBcTimestamps } from './bc-timestamps';
 import { PrimaryLocator } from './primary-locator';
+import { recordingDriver } from './statement-pool';
 
 // Ids are int64 in the interface and stay far below 2^53 here: read them as numbers, not strings.
 types.setTypeParser(types.builtins.INT8, (v) => Number(v));
@@ -28,6 +29,7 @@ export function dataSourceOptions(
   return {
     type: 'postgres',
     url,
+    driver: recordingDriver(),
     // The feature modules add their entities (DatabaseModule); entities describe, migrations change the schema.
     entities: [],
     migrations: MIGRATIONS,

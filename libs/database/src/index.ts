@@ -3,6 +3,7 @@ export * from './migrations';
 export * from './data-source-options';
 export * from './ensure-database';
 export * from './prepared-query';
+export * from './statement-pool';
 export * from './database.module';
 export * from './transaction-runner';
 export * from './group-commit';

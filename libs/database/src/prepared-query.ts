@@ -1,6 +1,7 @@
 import { PoolClient, QueryResultRow } from 'pg';
-import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Sql } from './sql';
+import { statementPool } from './statement-pool';
 
 /** Statement names by text. Callers build texts from fixed fragments only, so this stays small. */
 const names = new Map<string, string>();
@@ -23,15 +24,22 @@ export async function preparedQuery<T extends QueryResultRow>(
   let name = named ? names.get(text) : undefined;
   if (named && !name) names.set(text, (name = `petstore_${names.size + 1}`));
   const held = db instanceof DataSource ? undefined : db.queryRunner;
-  const runner: QueryRunner = held ?? (db instanceof DataSource ? db : db.connection).createQueryRunner();
+  // A transaction's statements go on the connection it holds.
+  if (held) return ((await held.connect()) as PoolClient).query<T>({ name, text, values }).then((r) => r.rows);
+  // Released without the error (pg-pool's query() would close the connection on a unique violation); a broken
+  // connection is dropped by the pool itself.
+  const client = await statementPool(db instanceof DataSource ? db : db.connection).connect();
+  // A connection lost mid-statement also emits 'error' on the client: the statement's rejection reports it.
+  client.on('error', ignoreLostConnection);
   try {
-    // connect() returns the connection the runner holds, taking one from the pool first if needed.
-    const client = (await runner.connect()) as PoolClient;
     return (await client.query<T>({ name, text, values })).rows;
   } finally {
-    if (!held) await runner.release();
+    client.off('error', ignoreLostConnection);
+    client.release();
   }
 }
+
+function ignoreLostConnection(): void {}
 
 /** Unnamed, so Postgres plans it with its values on every call: for a search whose best plan depends on the pattern. */
 export function queryPlannedPerCall<T extends QueryResultRow>(

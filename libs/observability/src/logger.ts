@@ -43,11 +43,9 @@ export function loggablePath(url: string): string {
 }
 
 // A key sent as the id (mixed-up headers, a probe of our redaction) would be echoed and logged.
-export function requestId(req: IncomingMessage, res: ServerResponse): string {
+export function requestId(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : newRequestId();
-  res.setHeader('X-Request-Id', id);
-  return id;
+  return typeof given === 'string' && REQUEST_ID.test(given) && !looksLikeKey(given) ? given : newRequestId();
 }
 
 const roots = new Map<string, Logger>();
@@ -110,9 +108,10 @@ interface AccessLine {
 }
 
 // One 'close' listener per request, which `done` shares (a listener costs each request its wrapper and removal).
+// Returns the request's id for the caller to answer in X-Request-Id.
 export function accessLog(logger: Logger, done?: RequestDone) {
-  return (req: IncomingMessage, res: ServerResponse, route: string | undefined): void => {
-    const id = requestId(req, res);
+  return (req: IncomingMessage, res: ServerResponse, route: string | undefined): string => {
+    const id = requestId(req);
     const url = req.url ?? '';
     const quiet = QUIET_PATHS.test(url);
     const started = performance.now();
@@ -132,6 +131,7 @@ export function accessLog(logger: Logger, done?: RequestDone) {
       if (res.statusCode >= 500 && !isShed(res)) logger.error(line, 'request failed');
       else logger.info(line, 'request completed');
     });
+    return id;
   };
 }
 
