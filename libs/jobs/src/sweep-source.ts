@@ -38,7 +38,7 @@ export interface SweepSource {
   batchOf?(row: DueRow): string;
 }
 
-/** A source whose rows carry more than DueRow's columns (`R`), as the sweep takes it: its own rows back. */
+/** A source typed by its own rows (`R`: DueRow's columns and more): the sweep hands `job` the rows `due` returned. */
 export function sweepSource<R extends DueRow>(source: {
   name: string;
   due(page: DuePage): Sql<R>;
