@@ -2,8 +2,8 @@ import { INestApplicationContext } from '@nestjs/common';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
-import { WorkerJobs } from '../apps/worker/src/runtime/worker-jobs';
-import { JOBS } from '../apps/worker/src/worker.module';
+import { JobCatalog } from '@app/jobs';
+import { WORKER_FEATURES } from '../apps/worker/src/worker.module';
 import { ARTIFACTS, Chromium, launchChromium } from './support/browser';
 import { closeAll, startWorker } from './support/test-apps';
 import { describeWithChromium } from './support/external-binary';
@@ -44,7 +44,7 @@ describe('queue dashboard', () => {
       await page.goto(`${url}/queues?token=${TOKEN}`, { waitUntil: 'networkidle0', timeout: 30_000 });
       expect(page.url()).toBe(`${url}/queues`);
 
-      for (const name of new WorkerJobs(JOBS).queues) {
+      for (const name of new JobCatalog(WORKER_FEATURES).queues) {
         await page.waitForSelector(`::-p-text(${name})`, { visible: true, timeout: 15_000 });
       }
       const cookies = await chromium.browser.cookies();
@@ -64,7 +64,7 @@ describe('queue dashboard', () => {
       const res = await fetch(`${url}/queues/api/queues`, { headers: { Authorization: `Bearer ${TOKEN}` } });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { queues: { name: string }[] };
-      expect(body.queues.map((q) => q.name).sort()).toEqual(new WorkerJobs(JOBS).queues.sort());
+      expect(body.queues.map((q) => q.name).sort()).toEqual(new JobCatalog(WORKER_FEATURES).queues.sort());
     });
 
     it.each([

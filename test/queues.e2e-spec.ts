@@ -1,11 +1,8 @@
 import { Test } from '@nestjs/testing';
 import { AppConfig, ConfigModule, loadConfig } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { EventQueue } from '@app/events';
-import { JobQueues, JobsModule, QueueModule } from '@app/jobs';
-import { MessageQueue } from '@app/messages';
-import { FulfilmentQueue } from '@app/store';
-import { WebhookQueue } from '@app/webhooks';
+import { FEATURE_WORKERS } from '@app/features';
+import { JobQueues, JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { eventually } from './support/http';
 import { TcpProxy } from './support/tcp-proxy';
@@ -22,7 +19,14 @@ describe('queues: connections', () => {
     let infos = 0;
     slowRedis.onClientData = (chunk) => (infos += chunk.toString().split('\r\ninfo\r\n').length - 1);
     try {
-      const app = await Test.createTestingModule({ imports: [ConfigModule, DatabaseModule.forRoot('api'), RedisModule, JobsModule.register('producer'), QueueModule.register(MessageQueue, FulfilmentQueue, EventQueue, WebhookQueue)] })
+      const app = await Test.createTestingModule({
+        imports: [
+          ConfigModule,
+          DatabaseModule.forRoot('api'),
+          RedisModule,
+          JobsModule.register('producer', FEATURE_WORKERS),
+        ],
+      })
         .overrideProvider(AppConfig)
         .useValue(loadConfig({ ...process.env, REDIS_URL: slowRedis.url }))
         .compile();

@@ -1,13 +1,12 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queuePrefix } from '@app/jobs';
+import { JobCatalog, queuePrefix } from '@app/jobs';
 import { loadConfig } from '@app/config';
 import { MessageQueue } from '@app/messages';
 import { requireRedis } from '@app/observability';
 import { WebhookQueue } from '@app/webhooks';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
-import { WorkerJobs } from '../apps/worker/src/runtime/worker-jobs';
-import { JOBS } from '../apps/worker/src/worker.module';
+import { WORKER_FEATURES } from '../apps/worker/src/worker.module';
 import { freePort } from './support/free-port';
 import { eventually, HttpClient } from './support/http';
 import { RedisCluster } from './support/redis-cluster';
@@ -121,7 +120,9 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     const slots = new Map<string, Set<number>>();
     for (const port of await cluster.masters()) {
       for (const key of await cluster.keys(port, 'petstore:{*')) {
-        const queue = new WorkerJobs(JOBS).queues.find((q) => key.startsWith(`${queuePrefix(namespace, q)}:`));
+        const queue = new JobCatalog(WORKER_FEATURES).queues.find((q) =>
+          key.startsWith(`${queuePrefix(namespace, q)}:`),
+        );
         expect(queue).toBeDefined();
         const slot = await cluster.slotOf(key);
         slots.set(queue!, new Set([...(slots.get(queue!) ?? []), slot]));
@@ -130,7 +131,9 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect([...slots.values()].map((s) => s.size)).toEqual([...slots.values()].map(() => 1));
     const distinct = new Set([...slots.values()].map((s) => [...s][0]));
     expect(distinct.size).toBe(slots.size);
-    const masters = new Set(await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(namespace, q)))));
+    const masters = new Set(
+      await Promise.all(new JobCatalog(WORKER_FEATURES).queues.map((q) => cluster.masterOf(queuePrefix(namespace, q)))),
+    );
     expect(masters.size).toBeGreaterThan(1);
   });
 

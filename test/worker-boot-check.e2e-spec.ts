@@ -2,12 +2,13 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Test } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import { AppConfig, loadConfig } from '@app/config';
-import { defineJob, JobDefinition } from '@app/jobs';
+import { defineJob, JobCatalog, JobDefinition } from '@app/jobs';
 import { MessageQueue } from '@app/messages';
 import { StartUpError } from '@app/observability';
 import { AggregateUsageJob } from '@app/usage';
-import { WorkerJobs } from '../apps/worker/src/runtime/worker-jobs';
-import { JOBS, WorkerModule } from '../apps/worker/src/worker.module';
+import { WORKER_FEATURES, WorkerModule } from '../apps/worker/src/worker.module';
+
+const JOBS = new JobCatalog(WORKER_FEATURES).jobs;
 
 /**
  * The worker's start-up check of JOBS against the @OnJob handlers, on the real worker module,
@@ -23,8 +24,8 @@ describe('worker start-up: every job in JOBS has its handler, every handler its 
     const worker = await Test.createTestingModule({ imports: [WorkerModule] })
       .overrideProvider(AppConfig)
       .useValue(config)
-      .overrideProvider(WorkerJobs)
-      .useValue(new WorkerJobs(jobs))
+      .overrideProvider(JobCatalog)
+      .useValue(new JobCatalog([{ jobs, sweeps: [], retention: [] }]))
       .compile();
     messages = worker.get<Queue>(getQueueToken(MessageQueue.name), { strict: false });
     await messages.add('boot-check.probe', {}, { jobId: probeId });
@@ -50,12 +51,12 @@ describe('worker start-up: every job in JOBS has its handler, every handler its 
     });
     const err = await bootWith([...JOBS, unhandled]);
     expect(err).toBeInstanceOf(StartUpError);
-    expect(err?.message).toBe('job boot-check.unhandled is in JOBS but no @OnJob handler takes it');
+    expect(err?.message).toBe('job boot-check.unhandled is in WORKER_FEATURES but no @OnJob handler takes it');
   });
 
   it('refuses to start, in one line naming the job, when a handler’s job is not in JOBS', async () => {
     const err = await bootWith(JOBS.filter((job) => job !== AggregateUsageJob));
     expect(err).toBeInstanceOf(StartUpError);
-    expect(err?.message).toBe('job usage.aggregate has an @OnJob handler but is not in JOBS');
+    expect(err?.message).toBe('job usage.aggregate has an @OnJob handler but is not in WORKER_FEATURES');
   });
 });

@@ -11,8 +11,8 @@ import { PinoNestLogger, rootLogger } from '@app/observability';
 import { FulfilmentQueue } from '@app/store';
 import { WebhookQueue } from '@app/webhooks';
 import { OpsServerService } from '../apps/worker/src/ops/ops-server.service';
-import { WorkerJobs } from '../apps/worker/src/runtime/worker-jobs';
-import { JOBS } from '../apps/worker/src/worker.module';
+import { JobCatalog } from '@app/jobs';
+import { WORKER_FEATURES } from '../apps/worker/src/worker.module';
 import { OwnStores } from './support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from './support/test-apps';
 import { eventually, HttpClient } from './support/http';
@@ -207,7 +207,7 @@ describe('worker metrics and logs', () => {
       const scraped = await scrape();
       return scraped.value('petstore_sweep_jobs_requeued_total', { source: 'orders' }) !== undefined ? scraped : null;
     });
-    for (const queue of new WorkerJobs(JOBS).queues) {
+    for (const queue of new JobCatalog(WORKER_FEATURES).queues) {
       expect(s.value('petstore_jobs_completed_total', { queue })).toBeDefined();
       for (const final of ['true', 'false'])
         expect(s.value('petstore_jobs_failed_total', { queue, final })).toBeDefined();
@@ -284,7 +284,7 @@ describe('worker metrics and logs', () => {
 
   it('reads job counts per queue and state, and the outbox backlog, at scrape time', async () => {
     const s = await scrape();
-    for (const queue of new WorkerJobs(JOBS).queues) {
+    for (const queue of new JobCatalog(WORKER_FEATURES).queues) {
       for (const state of ['waiting', 'active', 'delayed', 'failed']) {
         expect(s.value('petstore_queue_jobs', { queue, state })).toBeGreaterThanOrEqual(0);
       }
@@ -317,7 +317,7 @@ describe('worker metrics and logs', () => {
     try {
       const queueJobs = (s: Scrape) => s.samples.filter((x) => x.name === 'petstore_queue_jobs');
       const before = queueJobs(await scrape());
-      expect(before).toHaveLength(new WorkerJobs(JOBS).queues.length * 4); // every queue, every state
+      expect(before).toHaveLength(new JobCatalog(WORKER_FEATURES).queues.length * 4); // every queue, every state
       await proxy.stop();
       const started = Date.now();
       const during = await scrape();

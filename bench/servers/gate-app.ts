@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccessModule, PlanRateLimiter } from '@app/access';
 import { AppConfig, Clock, ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { EventsModule } from '@app/events';
+import { EVENTS_WORKER, EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { TransactionsModule } from '@app/transactions';
@@ -40,7 +40,7 @@ class TrivialController {
     ConfigModule,
     DatabaseModule.forRoot('api'),
     RedisModule,
-    JobsModule.register('producer'),
+    JobsModule.register('producer', [EVENTS_WORKER]),
     EventsModule,
     TransactionsModule,
     AccessModule,

@@ -6,11 +6,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '@app/config';
-import { queuePrefix } from '@app/jobs';
+import { JobCatalog, queuePrefix } from '@app/jobs';
 import { publicPathsOf } from '../../apps/api/src/policy/route-policy.decorator';
 import { HealthController } from '../../apps/api/src/health/health.controller';
-import { WorkerJobs } from '../../apps/worker/src/runtime/worker-jobs';
-import { JOBS } from '../../apps/worker/src/worker.module';
+import { WORKER_FEATURES } from '../../apps/worker/src/worker.module';
 
 /**
  * The Kubernetes manifests, docker-compose.yml and the Dockerfile must stay in step with the
@@ -111,7 +110,7 @@ describe('Kubernetes manifests', () => {
         queues: d.spec.template.spec.containers[0].env.find((e: any) => e.name === 'WORKER_QUEUES').value.split(','),
       }));
     expect(groups.length).toBeGreaterThanOrEqual(2);
-    expect(groups.flatMap((g) => g.queues).sort()).toEqual(new WorkerJobs(JOBS).queues.sort());
+    expect(groups.flatMap((g) => g.queues).sort()).toEqual(new JobCatalog(WORKER_FEATURES).queues.sort());
     for (const g of groups) {
       const scaled = ofKind('ScaledObject').find((o) => o.spec.scaleTargetRef.name === g.name);
       const lists = scaled.spec.triggers.map((t: any) => t.metadata.listName).sort();

@@ -4,6 +4,7 @@ import { AccessModule, AccountsService } from '@app/access';
 import { Clock, ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
+import { FEATURE_WORKERS } from '@app/features';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { TransactionsModule } from '@app/transactions';
@@ -26,7 +27,7 @@ export async function featureModulesAt(
       ConfigModule,
       DatabaseModule.forRoot('api'),
       RedisModule,
-      JobsModule.register('producer'),
+      JobsModule.register('producer', FEATURE_WORKERS),
       EventsModule,
       TransactionsModule,
       AccessModule,

@@ -1,11 +1,11 @@
 import { INestApplicationContext } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { Client, QueryConfig } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CatalogModule, PetsService } from '@app/catalog';
 import { loadConfig } from '@app/config';
 import { createPartitionsAhead, FeedOrder, feedPage, raw, sql } from '@app/database';
-import { LostJobSource, PartitionedHistory, RetentionSource, retentionQueries, SweepSource } from '@app/jobs';
+import { FEATURE_WORKERS } from '@app/features';
+import { JobCatalog, PartitionedHistory, retentionQueries } from '@app/jobs';
 import { MessagesModule, newMessageId } from '@app/messages';
 import { StoreModule } from '@app/store';
 import { UsageModule } from '@app/usage';
@@ -41,11 +41,7 @@ describe('the plans of the sweep and retention queries', () => {
   let accountId: number;
   let neighbour: number;
 
-  const sources = <T>(marker: { KEY: string }) =>
-    app
-      .get(DiscoveryService)
-      .getProviders({ metadataKey: marker.KEY })
-      .map((wrapper) => wrapper.instance as T);
+  const { sweeps, retention } = new JobCatalog(FEATURE_WORKERS);
 
   /**
    * The generic (or custom) plan of `sql`, executed (inside a transaction rolled back: retention deletes), after
@@ -97,7 +93,7 @@ describe('the plans of the sweep and retention queries', () => {
     db = app.get(DataSource);
     // Hourly partitions from now on (the worker's job makes them; these modules have no worker). Before the
     // account: its events take ids of the current period, not of a gap partition since the template's.
-    for (const source of sources<RetentionSource>(RetentionSource))
+    for (const source of retention)
       if (source.partitioned)
         await createPartitionsAhead(db, source.partitioned, {
           widthMs: 3_600_000,
@@ -178,7 +174,7 @@ describe('the plans of the sweep and retention queries', () => {
   });
 
   it('each sweep source reads only due open rows, through an index', async () => {
-    const found = sources<SweepSource>(LostJobSource);
+    const found = sweeps;
     expect(found.map((s) => s.name).sort()).toEqual(['events', 'messages', 'orders', 'webhook_deliveries']);
     for (const source of found) {
       const due = source.due({ olderThanMs: 30_000, limit: 500, after: null });
@@ -187,7 +183,7 @@ describe('the plans of the sweep and retention queries', () => {
   });
 
   it('each retention source reads one batch of finished rows, or probes a partition, through an index', async () => {
-    const found = sources<RetentionSource>(RetentionSource);
+    const found = retention;
     expect(found.map((s) => s.name).sort()).toEqual([
       'events',
       'messages',

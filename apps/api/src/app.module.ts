@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AppConfig, Clock, ConfigModule } from '@app/config';
-import { featureModules } from '@app/features';
+import { FEATURE_WORKERS, featureModules } from '@app/features';
 import { DatabaseModule } from '@app/database';
 import { AllExceptionsFilter, ApiValidationPipe } from '@app/errors';
 import { JobsModule } from '@app/jobs';
@@ -50,7 +50,7 @@ export const API_CONTROLLERS = [
     DiscoveryModule,
     DatabaseModule.forRoot('api'),
     RedisModule,
-    JobsModule.register('producer'),
+    JobsModule.register('producer', FEATURE_WORKERS),
     ...featureModules('api'),
     HealthModule,
     IdempotencyModule,

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '@app/access';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
-import { EventsModule } from '@app/events';
+import { EVENTS_WORKER, EventsModule } from '@app/events';
 import { JobsModule } from '@app/jobs';
 import { RedisModule } from '@app/redis';
 import { TransactionsModule } from '@app/transactions';
@@ -13,7 +13,7 @@ import { DemoSeeder } from './demo-seeder';
     ConfigModule,
     DatabaseModule.forRoot('cli'),
     RedisModule,
-    JobsModule.register('producer'),
+    JobsModule.register('producer', [EVENTS_WORKER]),
     EventsModule,
     TransactionsModule,
     AccessModule,

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@app/config';
+import { JobCatalog } from '@app/jobs';
 import {
   armShutdownWatchdog,
   initTracing,
@@ -12,12 +13,12 @@ import {
   startOrExit,
 } from '@app/observability';
 import { assertKnownQueues } from './runtime/queue-workers';
-import { JOBS, WorkerModule } from './worker.module';
+import { WORKER_FEATURES, WorkerModule } from './worker.module';
 
 /** An application context, not an HTTP app: processors and the relay, stopped cleanly on SIGTERM. */
 startOrExit('worker', async () => {
   const config = loadConfig();
-  assertKnownQueues(config, JOBS);
+  assertKnownQueues(config, new JobCatalog(WORKER_FEATURES));
   const tracing = initTracing(config, 'worker');
   rootLogger(config, 'worker').info(tracing.fields, tracing.message);
   await requirePortsFree({ WORKER_PORT: config.workerPort }, config.bindAddress);

@@ -1,8 +1,8 @@
-import { retentionSource } from '@app/jobs';
+import { RetentionSource } from '@app/jobs';
 import { eventQueries } from './events.queries';
 
 /** Deliveries have partitions of their own, kept no longer than the events (the config refuses more). */
-export const EventsRetentionSource = retentionSource({
+export const eventsRetention: RetentionSource = {
   name: 'events',
   keepDays: (config) => config.retention.eventsDays,
   partitioned: {
@@ -12,4 +12,4 @@ export const EventsRetentionSource = retentionSource({
     sequence: 'events_id_seq',
     openRows: eventQueries.openRows().text,
   },
-});
+};

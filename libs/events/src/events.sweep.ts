@@ -6,7 +6,7 @@ import { eventQueries } from './events.queries';
  * Events not yet fanned out one sweep interval after they were recorded. Their job is the account's pending fan-out:
  * one the event started, or the one waiting that its own was folded into (deduplication), which the sweep asks for.
  */
-export const EventsSweepSource = sweepSource({
+export const eventsSweep = sweepSource({
   name: 'events',
   due: eventQueries.sweepDue,
   job: ([row]) =>

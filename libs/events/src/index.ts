@@ -2,6 +2,7 @@ export * from './domain-event.entity';
 export * from './event-sequence.entity';
 export * from './domain-event-types';
 export * from './event.jobs';
+export * from './events.worker';
 export * from './events.service';
 export * from './events.module';
 export * from './views';

@@ -23,23 +23,9 @@ export interface JobDefinition<P extends object = object> {
   readonly payload?: P;
 }
 
-/** By name, for the enqueuer, which has only the outbox row. */
-const definitions = new Map<string, JobDefinition>();
-
+/** The definition as given, typed by its payload (JobPayload); apps list it (WorkerFeature), nothing records it. */
 export function defineJob<P extends object>(definition: Omit<JobDefinition<P>, 'payload'>): JobDefinition<P> {
-  definitions.set(definition.name, definition as JobDefinition);
   return definition;
-}
-
-/** BullMQ's deduplication for the job, if its definition (loaded in this process) asks for it. */
-export function jobDeduplication(name: string, payload: object): { id: string } | undefined {
-  const id = definitions.get(name)?.deduplicationId?.(payload);
-  return id === undefined ? undefined : { id };
-}
-
-/** Whether the job's definition (loaded in this process) drops it on completion. */
-export function jobDropsCompleted(name: string): boolean {
-  return definitions.get(name)?.dropCompleted === true;
 }
 
 export type JobPayload<D> = D extends JobDefinition<infer P> ? P : never;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JobsOptions } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { jobDeduplication, jobDropsCompleted } from './job-definition';
+import { JobCatalog } from './job-catalog';
 import { JobQueues } from './job-queues';
 import { OutboxRow } from './jobs.queries';
 
@@ -14,6 +14,7 @@ export class JobEnqueuer {
 
   constructor(
     private readonly queues: JobQueues,
+    private readonly catalog: JobCatalog,
     config: AppConfig,
   ) {
     const { attempts, backoffMs } = config.jobs;
@@ -49,9 +50,12 @@ export class JobEnqueuer {
 
   private job(r: OutboxRow) {
     // Only the options a job has: BullMQ copies every key (undefined ones too) twice and lists them again to pack them.
-    const opts: JobsOptions = { ...(jobDropsCompleted(r.jobName) ? this.dropping : this.common), jobId: r.jobId };
+    const opts: JobsOptions = {
+      ...(this.catalog.dropsCompleted(r.jobName) ? this.dropping : this.common),
+      jobId: r.jobId,
+    };
     if (r.runAt) opts.delay = Math.max(0, new Date(r.runAt).getTime() - Date.now());
-    const deduplication = jobDeduplication(r.jobName, r.payload);
+    const deduplication = this.catalog.deduplication(r.jobName, r.payload);
     if (deduplication) opts.deduplication = deduplication;
     return {
       name: r.jobName,

@@ -1,16 +1,14 @@
-import { Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { JobDefinition } from './job-definition';
 import { watchQueueErrors } from './queue-errors';
 
-@Injectable()
+/** The process's queues, one per queue of its catalog's jobs, built by JobsModule from their tokens. */
 export class JobQueues {
-  private readonly byName = new Map<string, Queue>();
+  private readonly byName: ReadonlyMap<string, Queue>;
 
-  add(queue: Queue): Queue {
-    watchQueueErrors(queue);
-    this.byName.set(queue.name, queue);
-    return queue;
+  constructor(queues: readonly Queue[]) {
+    for (const queue of queues) watchQueueErrors(queue);
+    this.byName = new Map(queues.map((queue) => [queue.name, queue]));
   }
 
   get(name: string): Queue {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { jobDeduplication, StagedJob } from './job-definition';
+import { JobCatalog } from './job-catalog';
+import { StagedJob } from './job-definition';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { JobQueues } from './job-queues';
 import { outboxRow } from './outbox-row';
@@ -9,6 +10,7 @@ import { RedisMemoryWatch } from './redis-memory-watch.service';
 export class LostJobRequeue {
   constructor(
     private readonly queues: JobQueues,
+    private readonly catalog: JobCatalog,
     private readonly enqueuer: JobEnqueuer,
     private readonly redisMemory: RedisMemoryWatch,
   ) {}
@@ -22,7 +24,7 @@ export class LostJobRequeue {
     // Not getJobState, whose LPOS scans the whole wait list. A job BullMQ will still run has no finishedOn.
     const held = await queue.getJob(job.jobId);
     if (held && !held.finishedOn) return false;
-    const deduplication = jobDeduplication(job.name, job.payload);
+    const deduplication = this.catalog.deduplication(job.name, job.payload);
     const holderId = deduplication && (await queue.getDeduplicationJobId(deduplication.id));
     if (holderId && holderId !== job.jobId) {
       const holder = await queue.getJob(holderId);

@@ -1,5 +1,4 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { EntityManager } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
@@ -8,8 +7,9 @@ import { LostJobRequeue } from './lost-job-requeue.service';
 import { outboxQueries } from './jobs.queries';
 import { OutboxEntity } from './outbox.entity';
 import { sweepRequeued } from './sweep-metrics';
+import { JobCatalog } from './job-catalog';
 import { StagedJob } from './job-definition';
-import { DuePage, DueRow, LostJobSource, SweepSource } from './sweep-source';
+import { DuePage, DueRow, SweepSource } from './sweep-source';
 
 /** Pages a pass reads past rows whose jobs are all in hand (a legit backlog) before it stops. */
 const IDLE_PAGES_PER_PASS = 20;
@@ -25,20 +25,19 @@ export class LostJobSweepService implements OnApplicationBootstrap, BeforeApplic
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
 
-  private sources: SweepSource[] = [];
+  private readonly sources: readonly SweepSource[];
   private readonly cursors = new Map<string, Cursor>();
 
   constructor(
     private readonly transactions: TransactionRunner,
     private readonly lostJobs: LostJobRequeue,
-    private readonly discovery: DiscoveryService,
+    catalog: JobCatalog,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.sources = catalog.sweeps;
+  }
 
   onApplicationBootstrap(): void {
-    this.sources = this.discovery
-      .getProviders({ metadataKey: LostJobSource.KEY })
-      .map((wrapper) => wrapper.instance as SweepSource);
     this.timer = setInterval(() => {
       this.running ??= this.sweepOnce()
         .then((requeued) => {

@@ -1,4 +1,4 @@
-/** Declared once by the feature whose jobs run on it (its `*.jobs.ts`), registered by its module (QueueModule). */
+/** Declared once by the feature whose jobs run on it (its `*.jobs.ts`); JobsModule registers the queues of the listed jobs. */
 export interface QueueDefinition {
   readonly name: string;
 }

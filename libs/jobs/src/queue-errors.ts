@@ -5,7 +5,7 @@ import { countRedisError } from '@app/redis';
 const logger = new Logger('Queues');
 
 // Without an 'error' listener BullMQ prints each error with its stack to stderr. Attached when the queue is
-// built (JobQueues.add), not in onModuleInit: a refusing Redis answers while the app is still being built.
+// built (JobQueues' constructor), not in onModuleInit: a refusing Redis answers while the app is still being built.
 export function watchQueueErrors(queue: Queue): void {
   let last: string | undefined;
   queue.on('error', (err: Error) => {

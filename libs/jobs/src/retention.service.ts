@@ -1,5 +1,4 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
@@ -11,6 +10,7 @@ import {
   preparedQuery,
   queryPlannedPerCall,
 } from '@app/database';
+import { JobCatalog, WorkerFeature } from './job-catalog';
 import { defineJob } from './job-definition';
 import { scheduleJob } from './job-schedule';
 import { JobQueues } from './job-queues';
@@ -24,6 +24,9 @@ export const RetentionJob = defineJob<Record<string, never>>({
   queue: MaintenanceQueue,
   jobId: () => 'retention',
 });
+
+/** The platform's own list: retention's job, whose handler JobsModule provides to the worker. */
+export const PLATFORM_WORKER: WorkerFeature = { jobs: [RetentionJob], sweeps: [], retention: [] };
 
 /** Records per statement: a short transaction, so the API's writes never wait long on it. */
 const BATCH = 1_000;
@@ -49,19 +52,18 @@ const removed = new Counter({
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap {
   private readonly logger = new Logger(RetentionService.name);
-  private sources: RetentionSource[] = [];
+  private readonly sources: readonly RetentionSource[];
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly discovery: DiscoveryService,
+    catalog: JobCatalog,
     private readonly config: AppConfig,
     private readonly queues: JobQueues,
-  ) {}
+  ) {
+    this.sources = catalog.retention;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.sources = this.discovery
-      .getProviders({ metadataKey: RetentionSource.KEY })
-      .map((wrapper) => wrapper.instance as RetentionSource);
     // Rows past the newest period go to the overflow partition, which the next run splits: not fatal.
     await this.createAhead().catch((err: Error) =>
       this.logger.warn({ err: { message: err.message } }, 'partitions not created ahead yet'),

@@ -1,7 +1,4 @@
-import { Type } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { columns, Sql } from '@app/database';
-import { declaredProvider } from './declared-provider';
 import { StagedJob } from './job-definition';
 
 /** `attempts` for the sources whose job id counts them. */
@@ -29,7 +26,7 @@ export interface DuePage {
   after: { dueAt: string; id: string } | null;
 }
 
-/** Each feature registers the sources of the tables it owns (@LostJobSource()); the lost-job sweep only runs them. */
+/** Each feature lists the sources of the tables it owns (WorkerFeature.sweeps); the lost-job sweep only runs them. */
 export interface SweepSource {
   readonly name: string;
   // Open rows of the page in due order, FOR UPDATE SKIP LOCKED; a partial index on (due time, id) over the open rows
@@ -41,14 +38,12 @@ export interface SweepSource {
   batchOf?(row: DueRow): string;
 }
 
-export const LostJobSource = DiscoveryService.createDecorator<void>();
-
-/** A source as data: the provider class the lost-job sweep discovers (`orders`: OrdersSweepSource). */
+/** A source typed by its own rows (`R`: DueRow's columns and more): the sweep hands `job` the rows `due` returned. */
 export function sweepSource<R extends DueRow>(source: {
   name: string;
   due(page: DuePage): Sql<R>;
   job(rows: readonly [R, ...R[]]): StagedJob;
   batchOf?(row: R): string;
-}): Type<SweepSource> {
-  return declaredProvider(source as SweepSource, LostJobSource(), 'SweepSource');
+}): SweepSource {
+  return source as unknown as SweepSource;
 }

@@ -1,8 +1,8 @@
-import { retentionSource } from '@app/jobs';
+import { RetentionSource } from '@app/jobs';
 import { messageQueries } from './messages.queries';
 
 /** With each message goes its event sequence counter, which no event will use again. */
-export const MessagesRetentionSource = retentionSource({
+export const messagesRetention: RetentionSource = {
   name: 'messages',
   keepDays: (config) => config.retention.messagesDays,
   partitioned: {
@@ -12,4 +12,4 @@ export const MessagesRetentionSource = retentionSource({
     openRows: messageQueries.openRows().text,
     beforeDrop: (partition) => messageQueries.dropSequencesOf(partition).text,
   },
-});
+};

@@ -3,7 +3,7 @@ import { messageBatch, ProcessMessagesJob } from './message.jobs';
 import { DueMessage, messageQueries } from './messages.queries';
 
 /** Messages still queued or processing one sweep interval after they were accepted. */
-export const MessagesSweepSource = sweepSource<DueMessage>({
+export const messagesSweep = sweepSource<DueMessage>({
   name: 'messages',
   due: messageQueries.sweepDue,
   // Rows of one batch, as their one job again.

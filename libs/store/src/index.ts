@@ -2,6 +2,7 @@ export * from './order.entity';
 export * from './inputs';
 export * from './views';
 export * from './store.jobs';
+export * from './store.worker';
 export * from './orders.service';
 export * from './inventory.service';
 export * from './fulfilment.service';

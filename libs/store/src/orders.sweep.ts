@@ -3,7 +3,7 @@ import { FulfilOrderJob } from './store.jobs';
 import { orderQueries } from './store.queries';
 
 /** Open orders one sweep interval past their ship date (or their placing, without one). */
-export const OrdersSweepSource = sweepSource({
+export const ordersSweep = sweepSource({
   name: 'orders',
   due: orderQueries.sweepDue,
   job: ([row]) =>

@@ -4,7 +4,6 @@ import { UsageAggregationService } from './usage-aggregation.service';
 import { UsageHistoryService } from './usage-history.service';
 import { UsageHourEntity } from './usage-hour.entity';
 import { UsageMinuteEntity } from './usage-minute.entity';
-import { UsageHoursRetentionSource, UsageMinutesRetentionSource } from './usage.retention';
 
 @Module({})
 export class UsageModule {
@@ -12,10 +11,7 @@ export class UsageModule {
     return {
       module: UsageModule,
       imports: [TypeOrmModule.forFeature([UsageMinuteEntity, UsageHourEntity])],
-      providers: [
-        UsageHistoryService,
-        ...(role === 'worker' ? [UsageAggregationService, UsageMinutesRetentionSource, UsageHoursRetentionSource] : []),
-      ],
+      providers: [UsageHistoryService, ...(role === 'worker' ? [UsageAggregationService] : [])],
       exports: [UsageHistoryService],
     };
   }

@@ -7,6 +7,7 @@ export * from './views';
 export * from './webhooks.queries';
 export * from './secret-box';
 export * from './webhook.jobs';
+export * from './webhooks.worker';
 export * from './webhook-metrics';
 export * from './webhooks.service';
 export * from './webhook-delivery.service';

@@ -3,7 +3,7 @@ import { DueDelivery, webhookDeliveryQueries } from './webhooks.queries';
 import { DeliverWebhookBatchJob, DeliverWebhookJob } from './webhook.jobs';
 
 /** Pending deliveries one sweep interval past their next attempt: their job is the one for that attempt. */
-export const WebhookDeliveriesSweepSource = sweepSource<DueDelivery>({
+export const webhookDeliveriesSweep = sweepSource<DueDelivery>({
   name: 'webhook_deliveries',
   due: webhookDeliveryQueries.sweepDue,
   // A fanned-out delivery's first attempt belongs to its batch's job (the same id from each of its rows).

@@ -7,8 +7,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import fastify, { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import { JobQueues } from '@app/jobs';
-import { WorkerJobs } from '../runtime/worker-jobs';
+import { JobCatalog, JobQueues } from '@app/jobs';
 
 export const QUEUE_DASHBOARD_PATH = '/queues';
 const COOKIE = 'queue_dashboard';
@@ -38,7 +37,7 @@ export class QueueDashboardService implements OnModuleInit {
   constructor(
     private readonly config: AppConfig,
     private readonly queues: JobQueues,
-    private readonly workerJobs: WorkerJobs,
+    private readonly catalog: JobCatalog,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -46,7 +45,7 @@ export class QueueDashboardService implements OnModuleInit {
     if (!token) return;
     const board = new FastifyAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
     createBullBoard({
-      queues: this.workerJobs.queues.map((name) => new BullMQAdapter(this.queues.get(name))),
+      queues: this.catalog.queues.map((name) => new BullMQAdapter(this.queues.get(name))),
       serverAdapter: board,
     });
     // Never listens: the ops server hands it the requests under /queues.

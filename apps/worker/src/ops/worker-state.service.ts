@@ -1,8 +1,7 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
-import { JobQueues, outboxQueries } from '@app/jobs';
-import { WorkerJobs } from '../runtime/worker-jobs';
+import { JobCatalog, JobQueues, outboxQueries } from '@app/jobs';
 import { countFromZero, QUEUE_STATES, readWorkerStateFrom, WorkerState } from './worker-metrics';
 
 /** Reads the queue and outbox gauges' values for each scrape of /metrics, for the queues of this worker's jobs. */
@@ -11,11 +10,11 @@ export class WorkerStateService implements WorkerState, OnModuleInit, OnApplicat
   constructor(
     private readonly dataSource: DataSource,
     private readonly jobQueues: JobQueues,
-    private readonly workerJobs: WorkerJobs,
+    private readonly catalog: JobCatalog,
   ) {}
 
   onModuleInit(): void {
-    countFromZero(this.workerJobs.queues);
+    countFromZero(this.catalog.queues);
   }
 
   onApplicationBootstrap(): void {
@@ -27,7 +26,7 @@ export class WorkerStateService implements WorkerState, OnModuleInit, OnApplicat
   }
 
   async queues(): Promise<Record<string, Record<string, number>>> {
-    const names = this.workerJobs.queues;
+    const names = this.catalog.queues;
     const counts = await Promise.all(names.map((name) => this.jobQueues.get(name).getJobCounts(...QUEUE_STATES)));
     return Object.fromEntries(names.map((name, i) => [name, counts[i]]));
   }

@@ -3,15 +3,14 @@ import { Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit
 import { ModuleRef } from '@nestjs/core';
 import { DelayedError, Job, Queue, Worker } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { JobDefinition, JobHandler, JobHandlers, JobRun } from '@app/jobs';
+import { JobCatalog, JobDefinition, JobHandler, JobHandlers, JobRun } from '@app/jobs';
 import { currentTraceparent, runInTrace, StartUpError, tracingEnabled } from '@app/observability';
 import { QueueConsumer } from './queue-consumer';
-import { WorkerJobs } from './worker-jobs';
 
 /**
- * The worker's one path from a queue to a handler. At init: every job of JOBS must have its @OnJob
- * handler and every handler's job be in JOBS (one line naming the job, and no worker starts); then
- * one BullMQ worker per queue of JOBS (those WORKER_QUEUES lists, when set), with the concurrency its
+ * The worker's one path from a queue to a handler. At init: every listed job (WORKER_FEATURES) must have its
+ * @OnJob handler and every handler's job be listed (one line naming the job, and no worker starts); then one
+ * BullMQ worker per queue of the listed jobs (those WORKER_QUEUES lists, when set), with the concurrency its
  * jobs ask for and JOB_LOCK_MS. At bootstrap the workers start taking jobs. Each job runs its handler
  * with a JobRun, in a consumer span continuing its record's trace when tracing is on.
  */
@@ -21,7 +20,7 @@ export class QueueWorkers implements OnModuleInit, OnApplicationBootstrap, OnApp
 
   constructor(
     private readonly config: AppConfig,
-    private readonly workerJobs: WorkerJobs,
+    private readonly catalog: JobCatalog,
     private readonly handlers: JobHandlers,
     private readonly moduleRef: ModuleRef,
   ) {}
@@ -32,14 +31,14 @@ export class QueueWorkers implements OnModuleInit, OnApplicationBootstrap, OnApp
   }
 
   onModuleInit(): void {
-    const listed = new Set(this.workerJobs.jobs.map((job) => job.name));
+    const listed = new Set(this.catalog.jobs.map((job) => job.name));
     const handled = new Set(this.handlers.jobs().map((job) => job.name));
     const unhandled = [...listed].find((name) => !handled.has(name));
-    if (unhandled) throw new StartUpError(`job ${unhandled} is in JOBS but no @OnJob handler takes it`);
+    if (unhandled) throw new StartUpError(`job ${unhandled} is in WORKER_FEATURES but no @OnJob handler takes it`);
     const unlisted = [...handled].find((name) => !listed.has(name));
-    if (unlisted) throw new StartUpError(`job ${unlisted} has an @OnJob handler but is not in JOBS`);
+    if (unlisted) throw new StartUpError(`job ${unlisted} has an @OnJob handler but is not in WORKER_FEATURES`);
     const handlers = new Map([...listed].map((name) => [name, this.handlers.handler(name)!]));
-    for (const queue of this.workerJobs.queues)
+    for (const queue of this.catalog.queues)
       if (!this.config.jobs.queues || this.config.jobs.queues.includes(queue))
         this.built.push(new QueueConsumer(this.workerFor(queue, handlers)).listen());
   }
@@ -69,7 +68,7 @@ export class QueueWorkers implements OnModuleInit, OnApplicationBootstrap, OnApp
       connection: opts.connection,
       prefix: opts.prefix,
       telemetry: opts.telemetry,
-      concurrency: concurrency(this.workerJobs.jobs, queue, this.config),
+      concurrency: concurrency(this.catalog.jobs, queue, this.config),
       // A killed worker's jobs are retried once its locks lapse, found by the stalled check.
       lockDuration: this.config.jobs.lockMs,
       stalledInterval: this.config.jobs.lockMs,
@@ -105,15 +104,15 @@ async function runJob(handlers: Map<string, JobHandler>, job: Job<object>, token
 }
 
 /** One line naming WORKER_QUEUES when it lists a queue no job uses (a typo would leave that group idle). */
-export function assertKnownQueues(config: AppConfig, jobs: JobDefinition[]): void {
-  const known = new WorkerJobs(jobs).queues;
+export function assertKnownQueues(config: AppConfig, catalog: JobCatalog): void {
+  const known = catalog.queues;
   const unknown = (config.jobs.queues ?? []).filter((queue) => !known.includes(queue));
   if (unknown.length)
     throw new StartUpError(`WORKER_QUEUES: unknown queue ${unknown.join(', ')} (known: ${known.join(', ')})`);
 }
 
 /** The largest concurrency the queue's job types ask for; WORKER_CONCURRENCY when none asks. */
-function concurrency(jobs: JobDefinition[], queue: string, config: AppConfig): number {
+function concurrency(jobs: readonly JobDefinition[], queue: string, config: AppConfig): number {
   const asked = jobs
     .filter((job) => job.queue.name === queue && job.concurrency)
     .map((job) => job.concurrency!(config));
