@@ -100,6 +100,7 @@ describe('GET /v1/events/stream', () => {
       'Last-Event-ID': String(all[1].id),
     });
     await resumed.waitForEvents(1);
+    // Nothing more arrives: a live stream's silence has no later event to wait for.
     await new Promise((r) => setTimeout(r, 200));
     expect(resumed.events.map((e) => e.id)).toEqual([all[2].id]);
   });

@@ -4,6 +4,7 @@ import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient, HttpResponse } from '../../support/http';
 import { OwnStores } from '../../support/own-stores';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
+import { sweepPasses } from '../../support/quiescence';
 import { WebhookReceiver } from '@app/testing';
 
 /** Every job the sweep of the workers in this process gave back so far, all sources. */
@@ -93,7 +94,7 @@ describe('two APIs and two workers on a small connection budget', () => {
     );
     expect(completed).toBe(orders.length);
     // Two more sweep passes: a late duplicate would show up here.
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await Promise.all(workers.map((worker) => sweepPasses(worker, 2)));
     const delivered = receiver.requests.map((r) => r.headers['petstore-event-id']);
     expect(new Set(delivered).size).toBe(orders.length);
     expect(delivered).toHaveLength(orders.length);

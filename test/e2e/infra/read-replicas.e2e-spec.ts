@@ -20,6 +20,13 @@ describe('read replicas (DATABASE_REPLICA_URLS)', () => {
     ((await client.get('/v1/events?limit=100')).body as { type: string; data: { name?: string } }[]).map((e) =>
       `${e.type} ${e.data.name ?? ''}`.trim(),
     );
+  /** The replica's lag as the API last polled it, in seconds; -1 while it cannot reach it. */
+  const replicaLag = async () =>
+    Number(
+      /^petstore_db_replica_lag_seconds\{replica="0"\} (\S+)/m.exec(
+        await (await fetch(`${api.metricsUrl}/metrics`)).text(),
+      )?.[1],
+    );
 
   beforeAll(async () => {
     servers = await PostgresReplica.start();
@@ -35,7 +42,10 @@ describe('read replicas (DATABASE_REPLICA_URLS)', () => {
     await eventually(
       async () => (await servers.query(servers.replicaPort, 'SELECT 1 FROM accounts', 'petstore')).length > 0,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually(async () => {
+      const lag = await replicaLag();
+      return lag >= 0 && lag <= 1.5;
+    });
   }, 60_000);
   afterAll(async () => {
     await resumeReplay().catch(() => undefined);
@@ -84,7 +94,7 @@ describe('read replicas (DATABASE_REPLICA_URLS)', () => {
 
   it('keeps answering from the primary when the replica is gone', async () => {
     await servers.stopReplica();
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await eventually(async () => (await replicaLag()) === -1); // the API has seen it gone
     expect((await client.get('/v1/events?limit=5')).status).toBe(200);
   });
 });

@@ -12,6 +12,7 @@ import { freePort } from '../../support/free-port';
 import { eventually, HttpClient } from '../../support/http';
 import { RedisCluster } from '../../support/redis-cluster';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
+import { sweepPasses } from '../../support/quiescence';
 import { TestClock } from '../../support/test-clock';
 import { WebhookReceiver } from '@app/testing';
 
@@ -204,12 +205,14 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
         orders.push(order.body.id);
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually(async () => orders.length >= 2);
     // The masters of the two busiest queues, one after the other (a majority of masters must
     // stay up to elect a replica).
     await cluster.failOver(await cluster.masterOf(queuePrefix(namespace, MessageQueue.name)));
     await cluster.failOver(await cluster.masterOf(queuePrefix(namespace, WebhookQueue.name)));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Rounds through the promoted masters.
+    const failedOverAt = orders.length;
+    await eventually(async () => orders.length >= failedOverAt + 2);
     loading = false;
     await load;
 
@@ -243,8 +246,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       return stalled.length > 0 || receiver.requests.length - deliveredBefore >= orders.length;
     }, 45_000);
     if (stalled.length) console.warn(`known open problem: queue consumer stalled after the failover: ${stalled}`);
-    // Two sweep intervals more: a late duplicate would arrive here.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // Two sweep passes more: a late duplicate would arrive here.
+    await sweepPasses(worker, 2);
     const events = receiver.requests.slice(deliveredBefore).map((r) => r.headers['petstore-event-id']);
     expect(new Set(events).size).toBe(events.length);
     if (!stalled.length) expect(events).toHaveLength(orders.length);

@@ -6,11 +6,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { OutboxRelayService } from '@app/jobs';
 import { MessageQueue } from '@app/messages';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
 import { HttpClient, HttpResponse, eventually } from '../../support/http';
 import { TcpProxy } from '../../support/tcp-proxy';
 import { expectErrorBody } from '../../support/expect-error';
+import { passes } from '../../support/quiescence';
 
 const ID = /^msg_[0-9a-f]{28}$/;
 const ATTEMPTS = 3;
@@ -173,7 +175,8 @@ describe('messages: durable queued acceptance and processing', () => {
 
   it('processes the 100 messages accepted while no worker ran once one starts, each exactly once', async () => {
     const ids = await acceptMany(http, 100, 'backlog');
-    await new Promise((r) => setTimeout(r, 200));
+    // Handed to the queue (the outbox rows go once enqueued), where no worker takes them.
+    await eventually(async () => (await db.query('SELECT 1 FROM outbox WHERE job_id = ANY($1)', [ids])).length === 0);
     expect(await statuses(ids)).toEqual({ queued: 100 });
     // Concurrent accepts share statements (group commit): each id must still hold its own text.
     const stored: { id: string; message: string }[] = await db.query(
@@ -321,7 +324,7 @@ describe('messages: durable queued acceptance and processing', () => {
       // Durable: every accepted message has its outbox row, waiting for the relay.
       const outbox = await db.query('SELECT job_id FROM outbox WHERE job_id = ANY($1)', [ids]);
       expect(outbox).toHaveLength(10);
-      await new Promise((r) => setTimeout(r, 1_000));
+      await passes(worker2.get<OutboxRelayService>(OutboxRelayService), 'drain', 2); // the relay tries, and leaves them queued
       expect(await statuses(ids)).toEqual({ queued: 10 });
 
       await proxy.restart();

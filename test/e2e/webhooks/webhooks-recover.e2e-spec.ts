@@ -5,6 +5,7 @@ import { CategoriesService } from '@app/catalog';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
 import { eventually, HttpClient } from '../../support/http';
 import { expectErrorBody } from '../../support/expect-error';
+import { webhooksSettled } from '../../support/quiescence';
 import { WebhookReceiver } from '@app/testing';
 import { maxAttempts } from '@app/webhooks';
 
@@ -17,8 +18,6 @@ const ENV = {
   WEBHOOK_MAX_AGE_SECONDS: '2',
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 interface Delivery {
   id: number;
   eventId: number;
@@ -28,6 +27,7 @@ interface Delivery {
 }
 
 interface Outage {
+  accountId: number;
   http: HttpClient;
   receiver: WebhookReceiver;
   hookId: number;
@@ -46,6 +46,8 @@ describe('recovering a webhook’s failed deliveries', () => {
   let worker: INestApplicationContext;
   const receivers: WebhookReceiver[] = [];
 
+  /** Nothing more is on its way to the outage's receiver. */
+  const settledAfter = (o: Outage) => webhooksSettled(api.app.get(DataSource), o.accountId);
   const webhookIds = (r: WebhookReceiver, from: number) => r.requests.slice(from).map((q) => q.headers['webhook-id']);
 
   async function deliveries(http: HttpClient, hookId: number): Promise<Delivery[]> {
@@ -61,7 +63,8 @@ describe('recovering a webhook’s failed deliveries', () => {
   ): Promise<Outage> {
     const { events = ['category.created'], lost = ['lost 1', 'lost 2'], deleted = false, cutBefore } = opts;
     let cut: string | undefined;
-    const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const { accountId, apiKey } = await createAccount(api);
+    const http = new HttpClient(api.url, apiKey);
     let answer = 200;
     const receiver = await new WebhookReceiver(() => answer).start();
     receivers.push(receiver);
@@ -76,8 +79,12 @@ describe('recovering a webhook’s failed deliveries', () => {
       if (name === cutBefore) {
         // The first delivery and one per lost event so far exist: every later delivery is made after the cut.
         await eventually(async () => (await deliveries(http, hook.body.id)).length === 1 + i);
-        cut = new Date().toISOString();
-        await sleep(20);
+        const at = new Date().toISOString();
+        cut = at;
+        // Deliveries take the database's clock: past the cut, strictly.
+        await eventually(
+          async () => (await api.app.get(DataSource).query('SELECT now() > $1::timestamptz AS past', [at]))[0].past,
+        );
       }
       const category = await http.post('/v1/categories', { name });
       expect(category.status).toBe(201);
@@ -90,6 +97,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     }, 15_000);
     answer = 200;
     return {
+      accountId,
       http,
       receiver,
       hookId: hook.body.id,
@@ -125,7 +133,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     // Once each: a second call finds them delivered.
     const again = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since });
     expect(again.body).toEqual({ queued: 0, skipped: 0, more: false });
-    await sleep(500);
+    await settledAfter(o);
     expect(webhookIds(o.receiver, o.seen).sort()).toEqual(o.failed.map((d) => String(d.eventId)).sort());
   });
 
@@ -151,7 +159,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
     await eventually(async () => o.receiver.requests.length >= o.seen + 2);
-    await sleep(500);
+    await settledAfter(o);
     expect(o.receiver.requests).toHaveLength(o.seen + 2);
     expect((await deliveries(o.http, o.hookId)).filter((d) => d.resendOf !== null)).toHaveLength(2);
   });
@@ -164,7 +172,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     const recovered = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: o.since });
     expect(recovered.body).toEqual({ queued: 1, skipped: 1, more: false });
     await eventually(async () => o.receiver.requests.length > o.seen);
-    await sleep(500);
+    await settledAfter(o);
     expect(o.receiver.requests.slice(o.seen).map((q) => JSON.parse(q.body).type)).toEqual(['category.created']);
   });
 
@@ -172,7 +180,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     const o = await outage({ lost: ['lost'] });
     const recovered = await o.http.post(`/v1/webhooks/${o.hookId}/recover`, { since: new Date().toISOString() });
     expect(recovered.body).toEqual({ queued: 0, skipped: 0, more: false });
-    await sleep(500);
+    await settledAfter(o);
     expect(o.receiver.requests).toHaveLength(o.seen);
   });
 
@@ -183,7 +191,7 @@ describe('recovering a webhook’s failed deliveries', () => {
     expect(window.status).toBe(202);
     expect(window.body).toEqual({ queued: 2, skipped: 0, more: false });
     await eventually(async () => o.receiver.requests.length >= o.seen + 2);
-    await sleep(500);
+    await settledAfter(o);
     expect(names(o.seen).sort()).toEqual(['early 1', 'early 2']);
 
     // The rest, after the window.
@@ -247,7 +255,8 @@ describe('recovering a webhook’s failed deliveries', () => {
     }
 
     it('with a receiver that always fails, an event gets one delivery’s attempts plus one POST per recover an hour, however many calls', async () => {
-      const http = new HttpClient(api.url, (await createAccount(api)).apiKey);
+      const { accountId, apiKey } = await createAccount(api);
+      const http = new HttpClient(api.url, apiKey);
       const receiver = await new WebhookReceiver(() => 500).start();
       receivers.push(receiver);
       const hook = (await http.post('/v1/webhooks', { url: receiver.url, events: ['category.created'] })).body;
@@ -264,7 +273,7 @@ describe('recovering a webhook’s failed deliveries', () => {
         queued.push(recovered.body.queued);
         // Until its resends have given up (past their event's horizon: one attempt each).
         await settled(hook.id, 2 + queued.reduce((a, b) => a + b, 0));
-        await sleep(300);
+        await webhooksSettled(api.app.get(DataSource), accountId);
       }
       // The next calls are within the hour: nothing more is resent.
       expect(queued).toEqual([2, 0, 0]);

@@ -15,11 +15,13 @@ import {
   WebhookQueue,
 } from '@app/webhooks';
 import { EventQueue } from '@app/events';
+import { RetentionJob } from '@app/jobs';
 import { rootLogger } from '@app/observability';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
 import { eventually, HttpClient } from '../../support/http';
 import { isSignedBy, WebhookReceiver } from '@app/testing';
 import { expectErrorBody } from '../../support/expect-error';
+import { jobRuns, noJobsOf, sweepPasses, webhooksSettled } from '../../support/quiescence';
 import { describeWithPython, verifyWithGuidePython } from '../../support/guide-python';
 
 const ENV = {
@@ -33,8 +35,6 @@ const ENV = {
   // Retention runs often enough to watch a delivery's attempts go with it.
   RETENTION_INTERVAL_MS: '500',
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('webhooks', () => {
   let api: RunningApi;
@@ -275,7 +275,7 @@ describe('webhooks', () => {
     await db.query(`DELETE FROM webhook_deliveries WHERE id = $1`, [expired]);
 
     await eventually(async () => (await attemptsOf(expired)) === 0, 10_000);
-    await sleep(1_200); // two more retention runs: the attempt of a delivery still listed stays
+    await jobRuns(worker, RetentionJob, 2); // the attempt of a delivery still listed stays
     expect((await http.get(`/v1/webhooks/${hook.id}/deliveries/${kept}/attempts`)).body).toHaveLength(1);
   });
 
@@ -300,10 +300,11 @@ describe('webhooks', () => {
     await createAndRevokeKey(http);
     await eventually(async () => failing.requests.length >= 2);
 
+    const accountId = lastAccountId;
     expect((await http.delete(`/v1/webhooks/${hook.id}`)).status).toBe(204);
-    await sleep(300); // an attempt already in flight may still land
+    await noJobsOf(webhookQueue(), accountId, ['active']); // an attempt already in flight may still land
     const seen = failing.requests.length;
-    await sleep(1_200); // several backoff periods at WEBHOOK_BACKOFF_MS=100
+    await noJobsOf(webhookQueue(), accountId); // the retries it had scheduled have come due
     expect(failing.requests).toHaveLength(seen);
 
     expect((await http.get(`/v1/webhooks/${hook.id}/deliveries`)).status).toBe(404);
@@ -399,7 +400,7 @@ describe('webhooks', () => {
       return list.body.find((d: { id: number; status: string }) => d.id === row.id && d.status === 'delivered');
     });
     expect(delivery).toEqual(expect.objectContaining({ eventId: created.id, attempts: 1, lastStatusCode: 200 }));
-    await sleep(1_500); // three more sweep passes: a delivered row is not sent again
+    await sweepPasses(worker, 3); // a delivered row is not sent again
     expect(r.requests.filter(isSwept)).toHaveLength(1);
     expect((await http.get(`/v1/webhooks/${hook.id}/deliveries/${row.id}/attempts`)).body).toHaveLength(1);
   });
@@ -434,7 +435,7 @@ describe('webhooks', () => {
     expect(r.requests.filter(isSwept).map((q) => Number(q.headers['petstore-event-id']))).toEqual(
       rows.map((d) => d.eventId),
     );
-    await sleep(1_500); // three more sweep passes: nothing is sent again
+    await sweepPasses(worker, 3); // nothing is sent again
     expect(r.requests.filter(isSwept)).toHaveLength(3);
     for (const d of rows) expect(await attemptsOf(http, hook.id, d.id)).toHaveLength(1);
     // One job for the three, not a job per delivery.
@@ -496,7 +497,7 @@ describe('webhooks', () => {
     expect(JSON.parse(req.body)).toEqual(expect.objectContaining({ id: lost.id, resourceId: 'lost-job' }));
     expect(isSignedBy(hook.secret, req.body, req.headers)).toBe(true);
     expect(await fannedOut(lost.id)).toBe(true);
-    await sleep(1_500); // three more sweep passes: sent once
+    await sweepPasses(worker, 3); // sent once
     expect(r.requests.filter((q) => q.headers['petstore-event-id'] === String(lost.id))).toHaveLength(1);
   });
 
@@ -605,7 +606,7 @@ describe('webhooks', () => {
     expect(enabled.body).toEqual(expect.objectContaining({ status: 'active', disabledAt: null, description: 'keys' }));
     await createAndRevokeKey(owner);
     await eventually(async () => r.requests.length > 0);
-    await sleep(300);
+    await webhooksSettled(db, accountId);
     expect(r.requests).toHaveLength(1);
     expect((await owner.patch(`/v1/webhooks/${id}`, { enabled: 'yes' })).status).toBe(400);
   });
@@ -655,6 +656,7 @@ describe('webhooks', () => {
 
   it('resends a delivery as a new one with the same webhook-id; lists each attempt’s status, duration and answer', async () => {
     const http = await account();
+    const accountId = lastAccountId;
     const r = await receiver();
     r.answerBody = `thanks ${'x'.repeat(2000)}`;
     const hook = await subscribe(http, r.url, ['api_key.revoked']);
@@ -687,7 +689,7 @@ describe('webhooks', () => {
     const third = await http.post(`/v1/webhooks/${hook.id}/deliveries/${resent.body.id}/resend`);
     expect(third.body.resendOf).toBe(delivery.id);
     await eventually(async () => r.requests[2]);
-    await sleep(300);
+    await webhooksSettled(api.app.get(DataSource), accountId);
     expect(r.requests.map((q) => q.headers['webhook-id'])).toEqual(Array(3).fill(first.headers['webhook-id']));
     const list = (await http.get(`/v1/webhooks/${hook.id}/deliveries`)).body;
     expect(list.map((d: { resendOf: number | null }) => d.resendOf)).toEqual([null, delivery.id, delivery.id]);
@@ -704,12 +706,13 @@ describe('webhooks', () => {
     ]) {
       expect(res.status).toBe(404);
     }
-    await sleep(300);
+    await webhooksSettled(api.app.get(DataSource), accountId);
     expect(r.requests).toHaveLength(3);
   });
 
   it('keeps each account’s webhooks to itself (404 on another account’s)', async () => {
     const owner = await account();
+    const ownerId = lastAccountId;
     const other = await account();
     const r = await receiver();
     const hook = await subscribe(owner, r.url, ['api_key.revoked']);
@@ -726,7 +729,7 @@ describe('webhooks', () => {
     }
     // The other account's events never reach this webhook.
     await createAndRevokeKey(other);
-    await sleep(500);
+    for (const id of [ownerId, lastAccountId]) await webhooksSettled(api.app.get(DataSource), id);
     expect(r.requests).toHaveLength(0);
     expect((await owner.get('/v1/webhooks')).body.map((w: { id: number }) => w.id)).toEqual([hook.id]);
   });
