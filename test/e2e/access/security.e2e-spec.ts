@@ -279,14 +279,17 @@ describe('security', () => {
   });
 
   describe('keep-alive', () => {
-    it('an idle connection outlives a proxy\'s 60 s upstream idle timeout: the server advertises Keep-Alive timeout=65', async () => {
+    it("an idle connection outlives a proxy's 60 s upstream idle timeout: the server advertises Keep-Alive timeout=65", async () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const header = await new Promise<string | undefined>((resolve, reject) => {
         const { port } = new URL(api.url);
-        const req = get({ agent, host: '127.0.0.1', port, path: '/v1/account', headers: { Authorization: `Bearer ${apiKey}` } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.headers['keep-alive'] as string | undefined));
-        });
+        const req = get(
+          { agent, host: '127.0.0.1', port, path: '/v1/account', headers: { Authorization: `Bearer ${apiKey}` } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.headers['keep-alive'] as string | undefined));
+          },
+        );
         req.on('error', reject);
       });
       agent.destroy();

@@ -131,7 +131,9 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect([...slots.values()].map((s) => s.size)).toEqual([...slots.values()].map(() => 1));
     const distinct = new Set([...slots.values()].map((s) => [...s][0]));
     expect(distinct.size).toBe(slots.size);
-    const masters = new Set(await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(namespace, q)))));
+    const masters = new Set(
+      await Promise.all(new WorkerJobs(JOBS).queues.map((q) => cluster.masterOf(queuePrefix(namespace, q)))),
+    );
     expect(masters.size).toBeGreaterThan(1);
   });
 

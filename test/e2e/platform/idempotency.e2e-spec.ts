@@ -129,7 +129,10 @@ describe('Idempotency-Key on creating POSTs', () => {
     async function adminOnlyHook() {
       const rw = http.withKey((await http.post('/v1/keys', { name: 'rw', scopes: ['read', 'write'] })).body.secret);
       // No worker runs in this file: the test delivery is only a row to resend, nothing is sent.
-      const hook = await http.post('/v1/webhooks', { url: 'https://93.184.216.34/idem-admin', events: ['pet.created'] });
+      const hook = await http.post('/v1/webhooks', {
+        url: 'https://93.184.216.34/idem-admin',
+        events: ['pet.created'],
+      });
       const delivery = await http.post(`/v1/webhooks/${hook.body.id}/test`);
       return { rw, path: `/v1/webhooks/${hook.body.id}`, deliveryId: delivery.body.id as number };
     }
