@@ -1,6 +1,7 @@
 /**
  * Unit specs sit beside the code; service specs (test/service) run feature modules on the real
- * Postgres and Redis without HTTP or the worker runtime; e2e specs under test/ boot the real apps.
+ * Postgres and Redis without HTTP or the worker runtime; e2e specs (test/e2e/<feature>,
+ * test/security, test/deploy) boot the real apps.
  */
 // ts-jest transpiles only (isolatedModules): types are checked once by `tsc --noEmit`.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }];

@@ -164,7 +164,7 @@ async function runPortman(apiUrl, apiKey, fixtures) {
   });
   writeFileSync(configFile, text);
   // newman reads every answer to its end, and an event stream has none: GET /events/stream is left to
-  // test/events-stream.e2e-spec.ts (and Prism, which checks the request only).
+  // test/e2e/events/events-stream.e2e-spec.ts (and Prism, which checks the request only).
   const document = JSON.parse(readFileSync('openapi.json', 'utf8'));
   for (const path of Object.keys(document.paths))
     for (const [method, operation] of Object.entries(document.paths[path]))

@@ -1,4 +1,4 @@
-// What a user's `tsc --strict` learns from the SDK's `get` methods, checked by test/sdk-get.e2e-spec.ts
+// What a user's `tsc --strict` learns from the SDK's `get` methods, checked by test/e2e/sdk/sdk-get.e2e-spec.ts
 // with this folder's tsconfig.json (strict, and noUncheckedIndexedAccess over the SDK's own source, so an
 // element read from a list cannot pass for one that exists). Each `get` answers its model, never
 // `undefined`: a missing record is thrown as PetstoreError `not_found`, which the spec checks at run time.

@@ -1,6 +1,7 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../support/test-apps';
+import { webhooksSettled } from '../support/quiescence';
 import { eventually, HttpClient } from '../support/http';
 import { expectErrorBody } from '../support/expect-error';
 import { WebhookReceiver } from '@app/testing';
@@ -14,6 +15,7 @@ import { SseClient } from '../support/sse-client';
 // A webhook whose receiver keeps failing is disabled within seconds (webhook.disabled).
 const ENV = { ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WEBHOOK_BACKOFF_MS: '100', WEBHOOK_MAX_AGE_SECONDS: '2' };
 
+// Only where a live stream must stay quiet: no later event marks the end of what it would send.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Hook {
@@ -35,11 +37,12 @@ describe('webhooks only an admin key manages', () => {
   }
 
   /** An account's admin key (the operator's first) and a read/write key of the same account. */
-  async function keys(): Promise<{ admin: HttpClient; rw: HttpClient }> {
-    const admin = new HttpClient(api.url, (await createAccount(api)).apiKey);
+  async function keys(): Promise<{ admin: HttpClient; rw: HttpClient; accountId: number }> {
+    const { accountId, apiKey } = await createAccount(api);
+    const admin = new HttpClient(api.url, apiKey);
     const made = await admin.post('/v1/keys', { name: 'read/write', scopes: ['read', 'write'] });
     expect(made.status).toBe(201);
-    return { admin, rw: admin.withKey(made.body.secret) };
+    return { admin, rw: admin.withKey(made.body.secret), accountId };
   }
 
   async function subscribe(http: HttpClient, url: string, events: string[]): Promise<Hook> {
@@ -74,7 +77,8 @@ describe('webhooks only an admin key manages', () => {
   it('a read/write key cannot take over an admin’s api_key.* webhook: PATCH events, PATCH url and resend are 403, its receiver gets nothing', async () => {
     const adminReceiver = await receiver();
     const attacker = await receiver();
-    const admin = new HttpClient(api.url, (await createAccount(api)).apiKey);
+    const { accountId, apiKey } = await createAccount(api);
+    const admin = new HttpClient(api.url, apiKey);
     const hook = await subscribe(admin, adminReceiver.url, ['api_key.created', 'api_key.revoked']);
     const made = await admin.post('/v1/keys', { name: 'read/write', scopes: ['read', 'write'] });
     const rw = admin.withKey(made.body.secret);
@@ -93,7 +97,7 @@ describe('webhooks only an admin key manages', () => {
     );
     expect((await admin.delete(`/v1/keys/${made.body.id}`)).status).toBe(204);
     await eventually(async () => adminReceiver.requests.some((r) => JSON.parse(r.body).type === 'api_key.revoked'));
-    await sleep(300);
+    await webhooksSettled(api.app.get(DataSource), accountId);
     expect(attacker.requests).toEqual([]);
   });
 
@@ -147,7 +151,7 @@ describe('webhooks only an admin key manages', () => {
   });
 
   it('lists and resends a delivery of an api_key.* event only to an admin key, whatever the webhook receives now', async () => {
-    const { admin, rw } = await keys();
+    const { admin, rw, accountId } = await keys();
     const r = await receiver();
     const hook = await subscribe(rw, r.url, ['category.created']);
     expect((await admin.patch(`/v1/webhooks/${hook.id}`, { events: ['api_key.created'] })).status).toBe(200);
@@ -167,12 +171,12 @@ describe('webhooks only an admin key manages', () => {
       expectErrorBody(res, 403, 'insufficient_scope');
       expect(res.body.message).not.toMatch(/api_key/);
     }
-    await sleep(300);
+    await webhooksSettled(api.app.get(DataSource), accountId);
     expect(r.requests.map((q) => JSON.parse(q.body).type)).toEqual(['api_key.created', 'category.created']);
   });
 
   it('resends only an event type the webhook still receives (409 event_not_subscribed)', async () => {
-    const { admin } = await keys();
+    const { admin, accountId } = await keys();
     const r = await receiver();
     const hook = await subscribe(admin, r.url, ['api_key.created', 'category.created']);
     expect((await admin.post('/v1/categories', { name: 'first' })).status).toBe(201);
@@ -184,7 +188,7 @@ describe('webhooks only an admin key manages', () => {
       409,
       'event_not_subscribed',
     );
-    await sleep(300);
+    await webhooksSettled(api.app.get(DataSource), accountId);
     expect(r.requests).toHaveLength(1);
     expect((await admin.get(`/v1/webhooks/${hook.id}/deliveries`)).body).toHaveLength(1);
   });
@@ -265,7 +269,7 @@ describe('webhooks only an admin key manages', () => {
     });
 
     it('is delivered to admin-only webhooks alone', async () => {
-      const { admin, rw } = await keys();
+      const { admin, rw, accountId } = await keys();
       const adminWatch = await receiver();
       const rwWatch = await receiver();
       await subscribe(admin, adminWatch.url, ['webhook.disabled']);
@@ -274,7 +278,7 @@ describe('webhooks only an admin key manages', () => {
 
       const types = (r: WebhookReceiver) => disabledOf(r.requests.map((q) => JSON.parse(q.body) as PublicEvent));
       await eventually(async () => types(adminWatch).length === 2 && types(rwWatch).length >= 1);
-      await sleep(500);
+      await webhooksSettled(api.app.get(DataSource), accountId);
       expect(types(adminWatch)).toEqual([adminOnly.id, own.id]);
       expect(types(rwWatch)).toEqual([own.id]);
     });
