@@ -5,18 +5,20 @@ import tseslint from 'typescript-eslint';
  * The layering (docs/internals/architecture.md), enforced: which @app libraries each library may
  * import. Platform libraries know no feature; events (the event log) and transactions (the unit of
  * work, which records into it) are what every feature builds on; features import each other only
- * along these edges; apps import
- * libraries, never another app; nobody reaches into a package's internal paths.
+ * along these edges; apps import libraries, never another app, and they alone import lifecycle
+ * (start-up, readiness, shutdown); nobody reaches into a package's internal paths.
  */
-const PLATFORM = ['reaches', 'config', 'errors', 'redis', 'database', 'observability', 'jobs'];
+const PLATFORM = ['reaches', 'config', 'errors', 'ids', 'redis', 'database', 'observability', 'jobs'];
 const LIBRARY_DEPENDENCIES = {
   reaches: [],
   config: [],
   errors: [],
+  ids: [],
   redis: ['config', 'reaches'],
   database: ['config', 'errors'],
-  observability: ['config', 'errors', 'redis', 'database'],
+  observability: ['config', 'ids'],
   jobs: ['config', 'errors', 'redis', 'database', 'observability'],
+  lifecycle: ['config', 'redis', 'database', 'jobs'],
   events: PLATFORM,
   transactions: [...PLATFORM, 'events'],
   access: [...PLATFORM, 'transactions', 'events'],
@@ -26,8 +28,9 @@ const LIBRARY_DEPENDENCIES = {
   webhooks: [...PLATFORM, 'transactions', 'events', 'access'],
   usage: [...PLATFORM, 'access'],
 };
-// The one list of feature modules both apps load: it may import every library.
-LIBRARY_DEPENDENCIES.features = Object.keys(LIBRARY_DEPENDENCIES);
+// The one list of feature modules both apps load: it may import every library but the apps' own.
+const APPS_ONLY = ['lifecycle'];
+LIBRARY_DEPENDENCIES.features = Object.keys(LIBRARY_DEPENDENCIES).filter((lib) => !APPS_ONLY.includes(lib));
 const APPS = ['api', 'worker', 'cli'];
 const NULLABLE_OPTIONAL = {
   name: 'class-validator',
@@ -122,7 +125,13 @@ export default tseslint.config(
   },
   ...layering,
   {
-    files: ['libs/config/src/config.ts', 'libs/testing/src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    files: [
+      'libs/config/src/config.ts',
+      'libs/testing/src/**/*.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'scripts/**/*.ts',
+    ],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -7,14 +7,8 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import fastify, { FastifyHttpOptions, FastifyInstance, FastifyReply } from 'fastify';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import {
-  accessLog,
-  armShutdownWatchdog,
-  listenOn,
-  observeHttpRequest,
-  rootLogger,
-  traceHttpRequest,
-} from '@app/observability';
+import { armShutdownWatchdog, listenOn } from '@app/lifecycle';
+import { accessLog, observeHttpRequest, rootLogger, traceHttpRequest } from '@app/observability';
 import { trustOf } from './gate/proxy-trust-watch';
 import { InFlightResponses } from './in-flight-responses';
 

@@ -2,14 +2,8 @@ import { setFlagsFromString } from 'node:v8';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@app/config';
-import {
-  initTracing,
-  PinoNestLogger,
-  requirePortsFree,
-  requirePostgres,
-  rootLogger,
-  startOrExit,
-} from '@app/observability';
+import { requirePortsFree, requirePostgres, startOrExit } from '@app/lifecycle';
+import { initTracing, PinoNestLogger, rootLogger } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
 import { ApiHttpServer } from './http-server';

@@ -9,7 +9,7 @@ export { nameProblem, parseDateTime } from '@app/errors';
 export { EventQueue } from '@app/events';
 export { dropOldKeyLayout } from '@app/jobs';
 export { MessageQueue } from '@app/messages';
-export { requirePostgres } from '@app/observability';
+export { requirePostgres } from '@app/lifecycle';
 export { REDIS } from '@app/redis';
 export { FulfilmentQueue } from '@app/store';
 export { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webhooks';

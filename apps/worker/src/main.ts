@@ -2,16 +2,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig } from '@app/config';
 import { JobCatalog } from '@app/jobs';
-import {
-  armShutdownWatchdog,
-  initTracing,
-  PinoNestLogger,
-  requirePortsFree,
-  requirePostgres,
-  requireRedis,
-  rootLogger,
-  startOrExit,
-} from '@app/observability';
+import { armShutdownWatchdog, requirePortsFree, requirePostgres, requireRedis, startOrExit } from '@app/lifecycle';
+import { initTracing, PinoNestLogger, rootLogger } from '@app/observability';
 import { assertKnownQueues } from './runtime/queue-workers';
 import { WORKER_FEATURES, WorkerModule } from './worker.module';
 

@@ -19,3 +19,4 @@ export * from './jobs.module';
 export * from './sweep-metrics';
 export * from './old-key-layout';
 export * from './job-schedule';
+export * from './within';

@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery } from '@app/database';
-import { within, withSpan } from '@app/observability';
+import { withSpan } from '@app/observability';
+import { within } from './within';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { outboxQueries, OutboxRow } from './jobs.queries';
 import { RedisMemoryWatch } from './redis-memory-watch.service';

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { preparedQuery, TransactionRunner } from '@app/database';
-import { within } from '@app/observability';
+import { within } from './within';
 import { JobEnqueuer } from './job-enqueuer.service';
 import { JobQueues } from './job-queues';
 import { outboxQueries, OutboxRow } from './jobs.queries';

@@ -2,7 +2,7 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { RedisOptions as QueueRedisOptions } from 'bullmq';
 import { Cluster, RedisOptions } from 'ioredis';
 import { AppConfig } from '@app/config';
-import { within } from '@app/observability';
+import { within } from './within';
 import { connectRedis, redisOptions, watchErrors } from '@app/redis';
 import { JobQueues } from './job-queues';
 

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 import { isIn, Timestamp } from '@app/database';
-import { pooledRandomFill, writeHex } from '@app/observability';
+import { pooledRandomFill, writeHex } from '@app/ids';
 
 export const MESSAGE_STATUSES = ['queued', 'processing', 'processed', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];

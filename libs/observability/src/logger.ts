@@ -8,7 +8,7 @@ import { AppConfig } from '@app/config';
 import { lineBatch } from './line-batch';
 import { lineTime } from './line-time';
 import { prettyLine } from './pretty-log';
-import { newRequestId } from './request-id';
+import { newRequestId } from '@app/ids';
 import { activeSpanIds, tracingEnabled } from './tracing';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

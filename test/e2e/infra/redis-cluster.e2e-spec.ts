@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { JobCatalog, queuePrefix } from '@app/jobs';
 import { loadConfig } from '@app/config';
 import { MessageQueue } from '@app/messages';
-import { requireRedis } from '@app/observability';
+import { requireRedis } from '@app/lifecycle';
 import { WebhookQueue } from '@app/webhooks';
 import { OpsServerService } from '../../../apps/worker/src/ops/ops-server.service';
 import { WORKER_FEATURES } from '../../../apps/worker/src/worker.module';

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { ReadinessService } from '@app/observability';
+import { ReadinessService } from '@app/lifecycle';
 import { expectErrorBody } from '../../support/expect-error';
 import { HttpClient, HttpResponse } from '../../support/http';
 import { createAccount, RunningApi, startApi } from '../../support/test-apps';

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { AppConfig, loadConfig } from '@app/config';
 import { defineJob, JobCatalog, JobDefinition } from '@app/jobs';
 import { MessageQueue } from '@app/messages';
-import { StartUpError } from '@app/observability';
+import { StartUpError } from '@app/lifecycle';
 import { AggregateUsageJob } from '@app/usage';
 import { WORKER_FEATURES, WorkerModule } from '../../../apps/worker/src/worker.module';
 

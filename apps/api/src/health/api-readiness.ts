@@ -1,5 +1,5 @@
 import { ApiError } from '@app/errors';
-import { Readiness, ReadinessService, unreachable } from '@app/observability';
+import { Readiness, ReadinessService, unreachable } from '@app/lifecycle';
 
 // Needs Postgres only: nearly every route does. Redis down is `degraded`, still 200: the API serves
 // without it, and a 503 would take every pod out at once.

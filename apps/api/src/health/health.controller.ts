@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Readiness, ReadinessService } from '@app/observability';
+import { Readiness, ReadinessService } from '@app/lifecycle';
 import { PublicGet } from '../policy/route-policy.decorator';
 import { apiReadiness } from './api-readiness';
 

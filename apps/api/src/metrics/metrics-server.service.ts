@@ -3,7 +3,8 @@ import { AddressInfo } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { ApiError } from '@app/errors';
-import { listenOn, metricsText, ReadinessService } from '@app/observability';
+import { listenOn, ReadinessService } from '@app/lifecycle';
+import { metricsText } from '@app/observability';
 import { apiReadiness } from '../health/api-readiness';
 
 // Off the public port, so a Service or ingress in front of PORT never exposes it. The health probes

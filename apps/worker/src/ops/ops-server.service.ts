@@ -1,7 +1,8 @@
 import { createServer, Server } from 'node:http';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '@app/config';
-import { listenOn, metricsText, ReadinessService, unreachable } from '@app/observability';
+import { listenOn, ReadinessService, unreachable } from '@app/lifecycle';
+import { metricsText } from '@app/observability';
 import { QUEUE_DASHBOARD_PATH, QueueDashboardService } from './queue-dashboard.service';
 
 /**

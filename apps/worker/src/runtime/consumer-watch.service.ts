@@ -3,7 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { ModuleRef } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { within } from '@app/observability';
+import { within } from '@app/jobs';
 import { consumerStalled } from '../ops/worker-metrics';
 import { QueueWorkers } from './queue-workers';
 

@@ -4,7 +4,8 @@ import { ModuleRef } from '@nestjs/core';
 import { DelayedError, Job, Queue, Worker } from 'bullmq';
 import { AppConfig } from '@app/config';
 import { JobCatalog, JobDefinition, JobHandler, JobHandlers, JobRun } from '@app/jobs';
-import { currentTraceparent, runInTrace, StartUpError, tracingEnabled } from '@app/observability';
+import { StartUpError } from '@app/lifecycle';
+import { currentTraceparent, runInTrace, tracingEnabled } from '@app/observability';
 import { QueueConsumer } from './queue-consumer';
 
 /**

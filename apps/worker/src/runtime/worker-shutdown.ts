@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Worker } from 'bullmq';
 import { AppConfig } from '@app/config';
-import { CLOSE_BUDGET_MS } from '@app/observability';
+import { CLOSE_BUDGET_MS } from '@app/lifecycle';
 import { QueueWorkers } from './queue-workers';
 
 /**

@@ -3,7 +3,7 @@ import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { REDIS, RedisClient, redisServes } from '@app/redis';
 import { preparedQuery, sql } from '@app/database';
-import { within } from './within';
+import { within } from '@app/jobs';
 
 export type Dependency = 'postgres' | 'redis';
 

@@ -6,7 +6,7 @@ const root = join(__dirname, '..', '..', '..');
 /** A process that arms the watchdog, then hangs on SIGTERM as a stuck shutdown would (its handler never finishes, an interval keeps it alive). */
 function stuckProcess(graceMs: number) {
   const script = `
-    require('./libs/observability/src/shutdown-watchdog').armShutdownWatchdog(${graceMs});
+    require('./libs/lifecycle/src/shutdown-watchdog').armShutdownWatchdog(${graceMs});
     process.on('SIGTERM', () => undefined);
     setInterval(() => undefined, 1000);
     process.stdout.write('armed\\n');`;

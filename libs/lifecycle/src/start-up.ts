@@ -2,7 +2,7 @@ import { createServer, Server } from 'node:net';
 import type { DatabaseHost } from '@app/config';
 import { clientOf } from '@app/database';
 import { connectRedis, RedisTarget, redisServes } from '@app/redis';
-import { within } from './within';
+import { within } from '@app/jobs';
 
 // TypeORM's own retries would take 9 x 3 s.
 const CONNECT_TIMEOUT_MS = 2_000;

@@ -1,0 +1,2 @@
+export * from './pooled-random';
+export * from './request-id';

@@ -1,0 +1,3 @@
+export * from './start-up';
+export * from './readiness.service';
+export * from './shutdown-watchdog';
