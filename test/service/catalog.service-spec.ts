@@ -115,13 +115,15 @@ describe('catalog (service tier: categories and pets on Postgres, no HTTP)', () 
       const category = await factory.category(accountId);
       await categories.update(accountId, category.id, { description: 'changed' });
       const pet = await factory.pet(accountId, { categoryId: category.id });
-      await pets.update(accountId, pet.id, { name: 'renamed' });
+      await pets.update(accountId, pet.id, { status: 'sold' });
       await pets.remove(accountId, pet.id);
       await categories.remove(accountId, category.id);
       expect((await eventTypes(accountId)).slice(before.length)).toEqual([
         'category.created',
         'category.updated',
         'pet.created',
+        'inventory.updated',
+        'pet.status_changed',
         'pet.updated',
         'pet.deleted',
         'category.deleted',
@@ -138,6 +140,7 @@ describe('catalog (service tier: categories and pets on Postgres, no HTTP)', () 
       await expect(pets.update(accountId, pet.id, { name: 'mine' })).rejects.toEqual(error('not_found'));
       await expect(pets.remove(accountId, pet.id)).rejects.toEqual(error('not_found'));
       await expect(categories.get(accountId, pet.categoryId)).rejects.toEqual(error('not_found'));
+      await expect(categories.update(accountId, pet.categoryId, { name: 'mine' })).rejects.toEqual(error('not_found'));
       await expect(categories.remove(accountId, pet.categoryId)).rejects.toEqual(error('not_found'));
       expect(await pets.get(theirs, pet.id)).toEqual(pet);
     });

@@ -98,6 +98,13 @@ describe('webhooks (service tier: WebhooksService on Postgres and Redis, no HTTP
       expect(await webhooks.list(accountId, OWNER_SCOPES)).toEqual([]);
       expect(await webhooks.get(theirs, hook.id, OWNER_SCOPES)).toEqual(expect.objectContaining({ description: null }));
     });
+
+    it("gets no delivery of another account's event", async () => {
+      const accountId = await factory.account();
+      await factory.webhook(accountId);
+      const theirs = await factory.account();
+      expect(await factory.fanOut(theirs, [await factory.event(theirs)])).toEqual([]);
+    });
   });
 
   describe('resending a delivery', () => {
