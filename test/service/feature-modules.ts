@@ -1,6 +1,6 @@
 import { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AccessModule, AccountsService } from '@app/access';
+import { AccessModule } from '@app/access';
 import { Clock, ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/database';
 import { EventsModule } from '@app/events';
@@ -40,12 +40,4 @@ export async function featureModulesAt(
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return app;
-}
-
-let accounts = 0;
-
-/** A fresh account of the given plan, made by the access feature itself. */
-export async function newAccount(app: INestApplicationContext): Promise<number> {
-  const { account } = await app.get(AccountsService).create(`service-${process.pid}-${++accounts}`, 'business');
-  return account.id;
 }

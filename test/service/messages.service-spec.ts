@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
@@ -12,10 +11,10 @@ import {
   POISON_PREFIX,
   ProcessMessagesJob,
 } from '@app/messages';
-import { featureModules, newAccount } from './feature-modules';
+import { ServiceFactory } from './service.factory';
 
 describe('messages (service tier: MessagesService and MessageProcessingService on Postgres and Redis)', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let messages: MessagesService;
   let processing: MessageProcessingService;
@@ -28,17 +27,17 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     (await db.query('SELECT count(*)::int AS n FROM events WHERE resource_id = $1 AND type = $2', [id, type]))[0].n;
 
   beforeAll(async () => {
-    app = await featureModules(MessagesModule);
-    db = app.get(DataSource);
-    messages = app.get(MessagesService);
-    processing = app.get(MessageProcessingService);
-    queue = app.get<Queue>(getQueueToken(ProcessMessagesJob.queue.name));
+    factory = await ServiceFactory.start(MessagesModule);
+    db = factory.db;
+    messages = factory.get(MessagesService);
+    processing = factory.get(MessageProcessingService);
+    queue = factory.app.get<Queue>(getQueueToken(ProcessMessagesJob.queue.name));
   });
-  afterAll(() => app?.close());
+  afterAll(() => factory?.close());
 
   describe('accepting', () => {
     it('stores an accepted message as queued with no attempt and answers its id, text and time', async () => {
-      const accountId = await newAccount(app);
+      const accountId = await factory.account();
       const accepted = await messages.create(accountId, 'hello');
       expect(accepted).toEqual({
         id: expect.any(String),
@@ -53,7 +52,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     });
 
     it("queues a lone message's process job under the message id by the time create returns", async () => {
-      const accountId = await newAccount(app);
+      const accountId = await factory.account();
       const { id } = await messages.create(accountId, 'to the queue');
       const job = await queue.getJob(id);
       expect(job?.name).toBe(ProcessMessagesJob.name);
@@ -61,7 +60,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     });
 
     it('stores each of many concurrent accepts once, in the one job of its batch that its row names', async () => {
-      const accountId = await newAccount(app);
+      const accountId = await factory.account();
       const accepted = await Promise.all(Array.from({ length: 30 }, (_, i) => messages.create(accountId, `m${i}`)));
       const ids = accepted.map((m) => m.id);
       expect(new Set(ids).size).toBe(30);
@@ -84,7 +83,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     });
 
     it('refuses only the message Postgres cannot store; the others accepted with it are stored', async () => {
-      const accountId = await newAccount(app);
+      const accountId = await factory.account();
       // More than the statements allowed in flight at once, so the last ones share a batch.
       const texts = [...Array.from({ length: 11 }, (_, i) => `fine ${i}`), 'nul \u0000 byte'];
       const results = await Promise.allSettled(texts.map((t) => messages.create(accountId, t)));
@@ -99,7 +98,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     let ids: string[];
 
     beforeAll(async () => {
-      accountId = await newAccount(app);
+      accountId = await factory.account();
       // Ids order by time of acceptance (by chance within one millisecond): the list's order is the ids'.
       ids = (await Promise.all(['one', 'two', 'three', 'four'].map((t) => messages.create(accountId, t))))
         .map((m) => m.id)
@@ -108,7 +107,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     });
 
     it("answers not_found for another account's message", async () => {
-      const other = await newAccount(app);
+      const other = await factory.account();
       await expect(messages.get(other, ids[0])).rejects.toEqual(notFound);
     });
 
@@ -137,7 +136,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     });
 
     it("lists none of another account's messages", async () => {
-      const other = await newAccount(app);
+      const other = await factory.account();
       await messages.create(other, 'theirs');
       const page = await messages.list(accountId, { limit: 10 });
       expect(page.map((m) => m.id)).toEqual(ids);
@@ -150,7 +149,7 @@ describe('messages (service tier: MessagesService and MessageProcessingService o
     const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
     beforeAll(async () => {
-      accountId = await newAccount(app);
+      accountId = await factory.account();
     });
 
     it('processes a message: its characters and sha256 as the result, one message.processed event', async () => {

@@ -1,21 +1,19 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
-import { preparedQuery } from '@app/database';
 import { JobRun } from '@app/jobs';
-import { EventFanOutService, Webhook, webhookQueries, WebhooksModule } from '@app/webhooks';
-import { featureModules, newAccount } from './feature-modules';
+import { EventFanOutService, WebhooksModule } from '@app/webhooks';
+import { ServiceFactory } from './service.factory';
 
 /** The pending fan-out of one account's backlog (EventFanOutService.fanOutPending) on Postgres. */
 describe('the pending fan-out (service tier: Postgres)', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
 
   beforeAll(async () => {
-    app = await featureModules(WebhooksModule);
-    db = app.get(DataSource);
+    factory = await ServiceFactory.start(WebhooksModule);
+    db = factory.db;
   });
-  afterAll(() => app?.close());
+  afterAll(() => factory?.close());
 
   /** Sessions whose page statement waits on a lock (the delivery's foreign key to a webhook row held FOR UPDATE). */
   const waitingPages = async (): Promise<number> => {
@@ -27,13 +25,9 @@ describe('the pending fan-out (service tier: Postgres)', () => {
   };
 
   it("writes a backlog's pages two at a time after its first page, each event's deliveries once", async () => {
-    const accountId = await newAccount(app);
-    const pageSize = app.get(AppConfig).jobs.batchSize;
-    const hook = { url: 'https://example.com/hook', events: ['pet.created'], description: null, secret: 's1' };
-    const [webhook] = await preparedQuery<Webhook>(
-      db,
-      webhookQueries.insert(accountId, { ...hook, createdByAdmin: false }),
-    );
+    const accountId = await factory.account();
+    const pageSize = factory.get(AppConfig).jobs.batchSize;
+    const webhook = await factory.webhook(accountId);
     const insertEvents = (type: string, count: number) =>
       db.query(
         `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
@@ -49,7 +43,7 @@ describe('the pending fan-out (service tier: Postgres)', () => {
     await holder.startTransaction();
     await holder.query('SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE', [webhook.id]);
     const run: JobRun = { releaseDeduplication: () => Promise.resolve() } as JobRun;
-    const made = app.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run);
+    const made = factory.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run);
     made.catch(() => undefined);
     let seen = 0;
     try {
@@ -71,16 +65,15 @@ describe('the pending fan-out (service tier: Postgres)', () => {
   });
 
   it('writes a short backlog in one page', async () => {
-    const accountId = await newAccount(app);
-    const hook = { url: 'https://example.com/hook', events: ['pet.created'], description: null, secret: 's1' };
-    await preparedQuery<Webhook>(db, webhookQueries.insert(accountId, { ...hook, createdByAdmin: false }));
+    const accountId = await factory.account();
+    await factory.webhook(accountId);
     await db.query(
       `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out)
        SELECT $1, 'pet.created', 'pet', g::text, 1, '{}', false FROM generate_series(1, 5) g`,
       [accountId],
     );
     const run: JobRun = { releaseDeduplication: () => Promise.resolve() } as JobRun;
-    expect(await app.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run)).toBe(5);
+    expect(await factory.get(EventFanOutService).fanOutPending({ accountId, eventId: 0 }, run)).toBe(5);
     const batches = await db.query(`SELECT DISTINCT created_at FROM webhook_deliveries WHERE account_id = $1`, [
       accountId,
     ]);

@@ -1,4 +1,3 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { Client, QueryConfig } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
 import { CatalogModule, PetsService } from '@app/catalog';
@@ -10,7 +9,7 @@ import { MessagesModule, newMessageId } from '@app/messages';
 import { StoreModule } from '@app/store';
 import { UsageModule } from '@app/usage';
 import { webhookDeliveryQueries, WebhooksModule } from '@app/webhooks';
-import { featureModules, newAccount } from './feature-modules';
+import { ServiceFactory } from './service.factory';
 
 interface PlanNode {
   'Node Type': string;
@@ -36,7 +35,7 @@ const ofTable = (name: string) => (n: PlanNode) =>
  * On the partitioned tables they do so in every partition, and reads by id prune to one.
  */
 describe('the plans of the sweep and retention queries', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let accountId: number;
   let neighbour: number;
@@ -89,8 +88,8 @@ describe('the plans of the sweep and retention queries', () => {
   }
 
   beforeAll(async () => {
-    app = await featureModules(MessagesModule, WebhooksModule, StoreModule, UsageModule.register('worker'));
-    db = app.get(DataSource);
+    factory = await ServiceFactory.start(MessagesModule, WebhooksModule, StoreModule, UsageModule.register('worker'));
+    db = factory.db;
     // Hourly partitions from now on (the worker's job makes them; these modules have no worker). Before the
     // account: its events take ids of the current period, not of a gap partition since the template's.
     for (const source of retention)
@@ -101,8 +100,8 @@ describe('the plans of the sweep and retention queries', () => {
           nowMs: Date.now(),
           lockTimeoutMs: 2_000,
         });
-    accountId = await newAccount(app);
-    neighbour = await newAccount(app);
+    accountId = await factory.account();
+    neighbour = await factory.account();
     // 20,000 finished messages, fanned-out events and delivered deliveries, older than any
     // retention: what the sweep must not read, and what retention drops with their partitions.
     // The messages' ids are 400 days old, the events' and deliveries' ids those of the current hour.
@@ -170,7 +169,7 @@ describe('the plans of the sweep and retention queries', () => {
     await db.query(`DELETE FROM webhooks WHERE account_id = $1`, [accountId]);
     await db.query(`DELETE FROM usage_minutes WHERE account_id = $1`, [accountId]);
     await db.query(`DELETE FROM usage_hours WHERE account_id = $1`, [accountId]);
-    await app.close();
+    await factory.close();
   });
 
   it('each sweep source reads only due open rows, through an index', async () => {
@@ -379,16 +378,16 @@ describe('the plans of the sweep and retention queries', () => {
  * sends it (an unnamed statement).
  */
 describe('the plans of a pet name search', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let asking: number;
   let neighbour: number;
 
   beforeAll(async () => {
-    app = await featureModules(CatalogModule);
-    db = app.get(DataSource);
-    asking = await newAccount(app);
-    neighbour = await newAccount(app);
+    factory = await ServiceFactory.start(CatalogModule);
+    db = factory.db;
+    asking = await factory.account();
+    neighbour = await factory.account();
     await db.query(`INSERT INTO categories (account_id, name) VALUES ($1, 'plans'), ($2, 'plans')`, [
       asking,
       neighbour,
@@ -407,7 +406,7 @@ describe('the plans of a pet name search', () => {
   afterAll(async () => {
     await db.query(`DELETE FROM pets WHERE account_id IN ($1, $2)`, [asking, neighbour]);
     await db.query(`DELETE FROM categories WHERE account_id IN ($1, $2)`, [asking, neighbour]);
-    await app.close();
+    await factory.close();
   });
 
   /** The statement matching `pick` that `call` sends, and its plan executed with its values. */
@@ -421,7 +420,7 @@ describe('the plans of a pet name search', () => {
     let statement: [string, unknown[]];
     let found: number;
     try {
-      found = (await call(app.get(PetsService))).length;
+      found = (await call(factory.get(PetsService))).length;
       statement = spy.mock.calls
         .map(([q, values]) =>
           typeof q === 'string'

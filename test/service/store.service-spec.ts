@@ -1,14 +1,13 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { CatalogModule, CategoriesService, PetsService } from '@app/catalog';
+import { CatalogModule, PetsService } from '@app/catalog';
 import { ApiError, entityTag, ErrorCode } from '@app/errors';
 import { FulfilmentService, FulfilOrderJob, InventoryService, OrdersService, StoreModule } from '@app/store';
-import { featureModules, newAccount } from './feature-modules';
+import { ServiceFactory } from './service.factory';
 
 describe('store (service tier: orders, inventory and fulfilment on Postgres and Redis, no HTTP)', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let orders: OrdersService;
   let inventory: InventoryService;
@@ -32,28 +31,19 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
   const fulfilState = (orderId: number) => queue.getJobState(FulfilOrderJob.jobId({ accountId, orderId }));
   const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 
-  const categories = new Map<number, number>();
-
   /** A pet of `owner` (the test account by default) with `units` in stock. */
-  async function pet(units: number, owner = accountId): Promise<number> {
-    if (!categories.has(owner)) {
-      categories.set(owner, (await app.get(CategoriesService).create(owner, { name: 'Service tier' })).id);
-    }
-    const { id } = await app.get(PetsService).create(owner, { name: 'Rex', categoryId: categories.get(owner)! });
-    await inventory.set(owner, id, units);
-    return id;
-  }
+  const pet = async (units: number, owner = accountId) => (await factory.pet(owner, { stock: units })).id;
 
   beforeAll(async () => {
-    app = await featureModules(CatalogModule, StoreModule);
-    db = app.get(DataSource);
-    orders = app.get(OrdersService);
-    inventory = app.get(InventoryService);
-    fulfilment = app.get(FulfilmentService);
-    queue = app.get<Queue>(getQueueToken(FulfilOrderJob.queue.name));
-    accountId = await newAccount(app);
+    factory = await ServiceFactory.start(CatalogModule, StoreModule);
+    db = factory.db;
+    orders = factory.get(OrdersService);
+    inventory = factory.get(InventoryService);
+    fulfilment = factory.get(FulfilmentService);
+    queue = factory.app.get<Queue>(getQueueToken(FulfilOrderJob.queue.name));
+    accountId = await factory.account();
   });
-  afterAll(() => app?.close());
+  afterAll(() => factory?.close());
 
   describe('placing an order', () => {
     it('takes the ordered units from stock and records order.placed', async () => {
@@ -107,9 +97,15 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
     });
 
     it("answers not_found for another account's pet", async () => {
-      const theirs = await pet(5, await newAccount(app));
+      const theirs = await pet(5, await factory.account());
       await expect(orders.place(accountId, { petId: theirs, quantity: 1 })).rejects.toEqual(error('not_found'));
       expect(await stock(theirs)).toBe(5);
+    });
+
+    it('refuses an order for a sold pet (insufficient_stock), leaving no order', async () => {
+      const { id: petId } = await factory.pet(accountId, { status: 'sold' });
+      await expect(orders.place(accountId, { petId, quantity: 1 })).rejects.toEqual(error('insufficient_stock'));
+      expect(await orderCount(petId)).toBe(0);
     });
   });
 
@@ -148,7 +144,7 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
     });
 
     it("answers not_found for another account's order", async () => {
-      const other = await newAccount(app);
+      const other = await factory.account();
       const theirs = await orders.place(other, { petId: await pet(1, other), quantity: 1 });
       await expect(orders.cancel(accountId, theirs.id)).rejects.toEqual(error('not_found'));
     });
@@ -170,7 +166,7 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
     });
 
     it("answers not_found for another account's order", async () => {
-      await expect(orders.get(await newAccount(app), placed[0])).rejects.toEqual(error('not_found'));
+      await expect(orders.get(await factory.account(), placed[0])).rejects.toEqual(error('not_found'));
     });
 
     it('lists by id, one row more than the limit, from after the given id', async () => {
@@ -182,6 +178,10 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
       const other = await pet(1);
       await orders.place(accountId, { petId: other, quantity: 1 });
       expect((await orders.list(accountId, { limit: 100, petId })).map((o) => o.id)).toEqual(placed);
+    });
+
+    it("lists none of another account's orders", async () => {
+      expect(await orders.list(await factory.account(), { limit: 100 })).toEqual([]);
     });
 
     it('lists only complete, or only open, orders when asked', async () => {
@@ -212,14 +212,19 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
     });
 
     it("answers not_found for another account's pet", async () => {
-      const theirs = await pet(2, await newAccount(app));
+      const theirs = await pet(2, await factory.account());
       await expect(inventory.get(accountId, theirs)).rejects.toEqual(error('not_found'));
       await expect(inventory.set(accountId, theirs, 9)).rejects.toEqual(error('not_found'));
       expect(await stock(theirs)).toBe(2);
     });
 
+    it("lists none of another account's items", async () => {
+      await pet(3);
+      expect(await inventory.list(await factory.account(), { limit: 100 })).toEqual([]);
+    });
+
     it('lists only the items of the requested status', async () => {
-      const owner = await newAccount(app);
+      const owner = await factory.account();
       const [a, b] = [await pet(2, owner), await pet(0, owner)];
       expect(await inventory.list(owner, { limit: 10, status: 'sold' })).toEqual([
         { petId: b, quantity: 0, status: 'sold' },
@@ -265,5 +270,27 @@ describe('store (service tier: orders, inventory and fulfilment on Postgres and 
       expect(await fulfilment.fulfil({ accountId, orderId: order.id })).toBe(false);
       expect(await events('order.completed', order.id)).toHaveLength(0);
     });
+  });
+
+  it('changes the pet status, with pet.status_changed each time, through order, fulfilment, restock and cancel', async () => {
+    const petId = await pet(1);
+    const first = await orders.place(accountId, { petId, quantity: 1 });
+    await fulfilment.fulfil({ accountId, orderId: first.id });
+    await inventory.set(accountId, petId, 2);
+    const held = await orders.place(accountId, { petId, quantity: 2, shipDate: inAnHour() });
+    await orders.cancel(accountId, held.id);
+    const changes = await db.query(
+      `SELECT data->>'previousStatus' AS "from", data->>'status' AS "to" FROM events
+        WHERE account_id = $1 AND type = 'pet.status_changed' AND resource_id = $2::text ORDER BY id`,
+      [accountId, petId],
+    );
+    expect(changes.map((c: { from: string; to: string }) => `${c.from} -> ${c.to}`)).toEqual([
+      'available -> pending',
+      'pending -> sold',
+      'sold -> available',
+      'available -> pending',
+      'pending -> available',
+    ]);
+    expect((await factory.get(PetsService).get(accountId, petId)).status).toBe('available');
   });
 });

@@ -1,35 +1,31 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { preparedQuery, sql } from '@app/database';
+import { sql } from '@app/database';
 import { CatalogModule } from '@app/catalog';
 import { FulfilOrderJob, StoreModule } from '@app/store';
 import { UnitOfWork } from '@app/transactions';
-import { Webhook, webhookQueries, WebhooksModule } from '@app/webhooks';
-import { featureModules } from './feature-modules';
+import { WebhooksModule } from '@app/webhooks';
+import { ServiceFactory } from './service.factory';
 
 /** A failed unit of work commits none of what it did: rows, domain events (with their fan-out jobs) and jobs. */
 describe('the unit of work (service tier: Postgres and Redis)', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let uow: UnitOfWork;
   let queue: Queue;
   let accountId: number;
 
   beforeAll(async () => {
-    app = await featureModules(CatalogModule, StoreModule, WebhooksModule);
-    db = app.get(DataSource);
-    uow = app.get(UnitOfWork);
-    queue = app.get<Queue>(getQueueToken(FulfilOrderJob.queue.name));
-    [{ id: accountId }] = await db.query(`INSERT INTO accounts (name, plan) VALUES ($1, 'free') RETURNING id`, [
-      `service-${process.pid}-unit-of-work`,
-    ]);
+    factory = await ServiceFactory.start(CatalogModule, StoreModule, WebhooksModule);
+    db = factory.db;
+    uow = factory.get(UnitOfWork);
+    queue = factory.app.get<Queue>(getQueueToken(FulfilOrderJob.queue.name));
+    accountId = await factory.account();
     // A subscriber: each event the account records also stages its fan-out job.
-    const hook = { url: 'https://example.com/hook', events: ['order.placed'], description: null, secret: 's1' };
-    await preparedQuery<Webhook>(db, webhookQueries.insert(accountId, { ...hook, createdByAdmin: false }));
+    await factory.webhook(accountId, { events: ['order.placed'] });
   });
-  afterAll(() => app?.close());
+  afterAll(() => factory?.close());
 
   const left = async (orderId: number) => {
     const [{ events }] = await db.query(

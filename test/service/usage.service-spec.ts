@@ -1,19 +1,10 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import {
-  ApiKeysService,
-  keySubject,
-  PlanRateLimiter,
-  RateLimitDecision,
-  UsageIndex,
-  usageHashKey,
-  usageIndexKey,
-} from '@app/access';
+import { keySubject, PlanRateLimiter, RateLimitDecision, UsageIndex, usageHashKey, usageIndexKey } from '@app/access';
 import { AppConfig } from '@app/config';
 import { REDIS, RedisClient } from '@app/redis';
 import { UsageAggregationService, UsageHistoryService, UsageModule } from '@app/usage';
 import { TestClock } from '../support/test-clock';
-import { featureModulesAt, newAccount } from './feature-modules';
+import { ServiceFactory } from './service.factory';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -35,7 +26,7 @@ const countsOf = (decisions: RateLimitDecision[]): Counts => ({
 
 describe('usage (service tier: the limiter counts, aggregation copies, history reads; Postgres and Redis)', () => {
   const clock = new TestClock();
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let redis: RedisClient;
   let limiter: PlanRateLimiter;
@@ -45,11 +36,8 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
 
   /** An account with two keys. */
   async function account() {
-    const accountId = await newAccount(app);
-    const keys = app.get(ApiKeysService);
-    const [k1, k2] = await Promise.all(
-      ['k1', 'k2'].map(async (name) => (await keys.create(accountId, { name, scopes: ['read'] })).id),
-    );
+    const accountId = await factory.account();
+    const [k1, k2] = await Promise.all([1, 2].map(async () => (await factory.apiKey(accountId)).id));
     return { accountId, k1, k2 };
   }
 
@@ -61,7 +49,7 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
         await limiter.consume(keySubject(accountId, keyId, 'business'), { perMinute, perDay: 100_000 }, clock.nowMs()),
       );
     }
-    await app.get(UsageIndex).flush();
+    await factory.get(UsageIndex).flush();
     return decisions;
   }
 
@@ -81,17 +69,17 @@ describe('usage (service tier: the limiter counts, aggregation copies, history r
 
   beforeAll(async () => {
     process.env.RATE_LIMIT_BAN_STRIKES = '2';
-    app = await featureModulesAt(clock, UsageModule.register('worker'));
-    db = app.get(DataSource);
-    redis = app.get(REDIS);
-    limiter = app.get(PlanRateLimiter);
-    aggregation = app.get(UsageAggregationService);
-    history = app.get(UsageHistoryService);
-    namespace = app.get(AppConfig).redisNamespace;
+    factory = await ServiceFactory.startAt(clock, UsageModule.register('worker'));
+    db = factory.db;
+    redis = factory.app.get(REDIS);
+    limiter = factory.get(PlanRateLimiter);
+    aggregation = factory.get(UsageAggregationService);
+    history = factory.get(UsageHistoryService);
+    namespace = factory.get(AppConfig).redisNamespace;
   });
   afterAll(async () => {
     delete process.env.RATE_LIMIT_BAN_STRIKES;
-    await app?.close();
+    await factory?.close();
   });
 
   describe('aggregation', () => {

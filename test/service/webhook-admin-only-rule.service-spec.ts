@@ -1,16 +1,8 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { preparedQuery, sql } from '@app/database';
 import { ADMIN_EVENT_TYPES } from '@app/events';
-import {
-  ADMIN_ONLY_WEBHOOK,
-  FannedOutDelivery,
-  isAdminOnlyWebhook,
-  Webhook,
-  webhookDeliveryQueries,
-  webhookQueries,
-} from '@app/webhooks';
-import { featureModules, newAccount } from './feature-modules';
+import { ADMIN_ONLY_WEBHOOK, isAdminOnlyWebhook, Webhook, webhookDeliveryQueries, webhookQueries } from '@app/webhooks';
+import { ServiceFactory } from './service.factory';
 
 /** Each receives webhook.disabled (so the fan-out can reach it) and none, one or every admin event type. */
 const EVENT_SETS: string[][] = [
@@ -22,16 +14,16 @@ const EVENT_SETS: string[][] = [
 
 /** The one admin-only webhook rule: its SQL (ADMIN_ONLY_WEBHOOK, in `list` and the fan-out) and isAdminOnlyWebhook agree. */
 describe('the admin-only webhook rule (service tier: Postgres)', () => {
-  let app: INestApplicationContext;
+  let factory: ServiceFactory;
   let db: DataSource;
   let accountId: number;
   let hooks: Webhook[];
   const ids = (ws: readonly Pick<Webhook, 'id'>[]) => ws.map((w) => String(w.id)).sort();
 
   beforeAll(async () => {
-    app = await featureModules();
-    db = app.get(DataSource);
-    accountId = await newAccount(app);
+    factory = await ServiceFactory.start();
+    db = factory.db;
+    accountId = await factory.account();
     hooks = [];
     for (const createdByAdmin of [false, true]) {
       for (const events of EVENT_SETS) {
@@ -42,7 +34,7 @@ describe('the admin-only webhook rule (service tier: Postgres)', () => {
     // Both answers occur, for each value of created_by_admin.
     expect(new Set(hooks.map((w) => `${w.createdByAdmin} ${isAdminOnlyWebhook(w)}`)).size).toBe(3);
   });
-  afterAll(() => app?.close());
+  afterAll(() => factory?.close());
 
   it('the SQL fragment says of every webhook what isAdminOnlyWebhook says', async () => {
     const rows = await preparedQuery<{ id: string; adminOnly: boolean }>(
@@ -61,23 +53,9 @@ describe('the admin-only webhook rule (service tier: Postgres)', () => {
 
   it('the fan-out sends an admin-only event only to the webhooks isAdminOnlyWebhook names, another event to all', async () => {
     const [adminOnly, shared] = await Promise.all(
-      [true, false].map(async (only) => {
-        const [{ id }] = await db.query(
-          `INSERT INTO events (account_id, type, resource_type, resource_id, sequence, data, fanned_out, admin_only)
-           VALUES ($1, 'webhook.disabled', 'webhook', $2, 1, '{}', false, $3) RETURNING id::text`,
-          [accountId, `rule-${only}`, only],
-        );
-        return Number(id);
-      }),
+      [true, false].map((only) => factory.event(accountId, { type: 'webhook.disabled', adminOnly: only })),
     );
-    const made = await preparedQuery<FannedOutDelivery>(
-      db,
-      webhookDeliveryQueries.fanOut({
-        eventIds: [adminOnly, shared],
-        accountIds: [accountId, accountId],
-        traceparents: [null, null],
-      }),
-    );
+    const made = await factory.fanOut(accountId, [adminOnly, shared]);
     const to = (eventId: number) => made.filter((d) => Number(d.eventId) === eventId).map((d) => ({ id: d.webhookId }));
     expect(ids(to(adminOnly))).toEqual(ids(hooks.filter(isAdminOnlyWebhook)));
     expect(ids(to(shared))).toEqual(ids(hooks));
