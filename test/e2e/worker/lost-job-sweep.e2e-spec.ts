@@ -2,6 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient } from '../../support/http';
+import { sweepPasses } from '../../support/quiescence';
 import { closeAll, createAccount, ROOMY_LIMITS, RunningApi, startApi, startWorker } from '../../support/test-apps';
 
 /** What the sweep of this process's worker gave back so far, for one source. */
@@ -26,8 +27,8 @@ describe('the lost-job sweep and jobs BullMQ still holds', () => {
   });
   afterAll(() => closeAll([() => worker?.close(), () => api?.close()]));
 
-  /** Two sweep passes after every row is older than the sweep interval. */
-  const sweepPasses = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+  /** Passes enough that the last two began after every row was older than the sweep interval. */
+  const sweepPassesOver = () => sweepPasses(worker, 3);
 
   it("gives back no event whose account's fan-out job is waiting, its own or one it was folded into", async () => {
     const hook = await http.post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['category.created'] });
@@ -35,7 +36,7 @@ describe('the lost-job sweep and jobs BullMQ still holds', () => {
     const before = await requeued('events');
     for (const name of ['first', 'second', 'third'])
       expect((await http.post('/v1/categories', { name: `sweep ${name}` })).status).toBe(201);
-    await sweepPasses();
+    await sweepPassesOver();
     const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM events WHERE NOT fanned_out`);
     expect(pending).toBeGreaterThanOrEqual(3);
     expect((await requeued('events')) - before).toBe(0);
@@ -48,7 +49,7 @@ describe('the lost-job sweep and jobs BullMQ still holds', () => {
     );
     expect(accepted.every((r) => r.status === 202)).toBe(true);
     await eventually(async () => (await db.query(`SELECT count(*)::int AS n FROM outbox`))[0].n === 0);
-    await sweepPasses();
+    await sweepPassesOver();
     expect((await requeued('messages')) - before).toBe(0);
   });
 });

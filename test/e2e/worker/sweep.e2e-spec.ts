@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { sweepRequeued } from '@app/jobs';
 import { eventually, HttpClient } from '../../support/http';
 import { OwnStores } from '../../support/own-stores';
+import { sweepPasses } from '../../support/quiescence';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
 
 /** Every job the sweep of the workers in this process gave back so far, all sources. */
@@ -56,8 +57,8 @@ describe('lost-job sweep with two workers', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await eventually(() => processedOnce(ids), 30_000);
-    // Two more passes over whatever is still open.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Two more passes of each worker over whatever is still open.
+    await Promise.all(workers.map((w) => sweepPasses(w, 2)));
     expect((await requeuedSoFar()) - before).toBe(0);
   });
 
