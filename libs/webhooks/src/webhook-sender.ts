@@ -167,15 +167,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.done();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
-    if (this.outcome) return this.answered();
-    const code = err.code === undefined ? undefined : (NODE_HTTP_CODES[err.code] ?? err.code);
-    this.settle({
-      ok: false,
-      statusCode: null,
-      error: err instanceof Timeout ? 'timeout' : (code ?? 'network error'),
-      excerpt: null,
-    });
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error & { code?: string }): void {
+    if (this.outcome) this.answered();
+    else this.settle({ ok: false, statusCode: null, error: errorOf(err), excerpt: null });
+    this.done();
   }
 
   private answered(): void {
