@@ -98,9 +98,14 @@ SET
   processed_at = now(),
   last_error = NULL
 FROM
-  unnest($1::BIGINT[], $2::TEXT[], $3::INT[], $4::TEXT[]) AS v (account_id, id, characters, sha256)
+  json_to_recordset($1::json) AS v (
+    "accountId" bigint,
+    id text,
+    characters int,
+    sha256 text
+  )
 WHERE
-  m.account_id = v.account_id
+  m.account_id = v."accountId"
   AND m.id = v.id
   AND m.status = 'processing'
 RETURNING
