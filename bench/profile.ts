@@ -379,6 +379,8 @@ async function profileWorker(apiKey: string): Promise<void> {
   await queuePetCreated(url, apiKey, receiver.url, WEBHOOKS);
   await api.stop();
   const worker = await startProfiledWorker();
+  const inspector = ALLOC ? await Inspector.connect(INSPECT_PORT) : undefined;
+  const sampling = inspector && (await AllocationSampling.start(inspector));
   const gc = new GcTrace(join(tmp, 'worker.out'));
   gc.mark();
   const started = performance.now();
@@ -386,6 +388,14 @@ async function profileWorker(apiKey: string): Promise<void> {
   while (times.length < WEBHOOKS && performance.now() - started < 300_000) await sleep(20);
   const cpu = cpuMs(worker.pid) - cpu0;
   const allocated = allocatedPer(await gc.since(), times.length);
+  const allocations = await sampling?.stop(times.length);
+  inspector?.close();
+  if (allocations) {
+    await worker.stop();
+    receiver.server.close();
+    process.stdout.write(`## webhooks: ${allocated} per delivery\n\n${allocations}\n`);
+    return;
+  }
   const windowMs = times[times.length - 1] - times[0];
   await worker.stop();
   receiver.server.close();
