@@ -1,7 +1,7 @@
 import { toPublicEvent } from './views';
 
 describe('toPublicEvent', () => {
-  const event = (createdAt: string | Date) => ({
+  const event = <T extends string | Date>(createdAt: T) => ({
     id: 1,
     accountId: 1,
     type: 'pet.created',

@@ -98,14 +98,9 @@ SET
   processed_at = now(),
   last_error = NULL
 FROM
-  json_to_recordset($1::json) AS v (
-    "accountId" bigint,
-    id text,
-    characters int,
-    sha256 text
-  )
+  unnest($1::BIGINT[], $2::TEXT[], $3::INT[], $4::TEXT[]) AS v (account_id, id, characters, sha256)
 WHERE
-  m.account_id = v."accountId"
+  m.account_id = v.account_id
   AND m.id = v.id
   AND m.status = 'processing'
 RETURNING

@@ -96,13 +96,16 @@ export const messageQueries = {
       accountId: true,
       message: true,
     }),
-  /** A message another run finished meanwhile is left alone. The results as one JSON text (as insertBatch). */
-  finish: (done: ProcessedMessage[]) =>
-    sql`UPDATE messages m
+  /** A message another run finished meanwhile is left alone. */
+  finish: (done: ProcessedMessage[]) => {
+    const [accountIds, ids] = [done.map((d) => d.accountId), done.map((d) => d.id)];
+    const [characters, sha256s] = [done.map((d) => d.characters), done.map((d) => d.sha256)];
+    return sql`UPDATE messages m
      SET status = 'processed', characters = v.characters, sha256 = v.sha256, processed_at = now(), last_error = NULL
-    FROM json_to_recordset(${JSON.stringify(done)}::json) AS v("accountId" bigint, id text, characters int, sha256 text)
-   WHERE m.account_id = v."accountId" AND m.id = v.id AND m.status = 'processing'
-   RETURNING ${messageColumns}`.returns(MESSAGE_ROW),
+    FROM unnest(${accountIds}::bigint[], ${ids}::text[], ${characters}::int[], ${sha256s}::text[]) AS v(account_id, id, characters, sha256)
+   WHERE m.account_id = v.account_id AND m.id = v.id AND m.status = 'processing'
+   RETURNING ${messageColumns}`.returns(MESSAGE_ROW);
+  },
   /** Back to queued for a retry, or failed after the last attempt; only while this run still holds it. */
   recordFailure: (accountId: number, id: string, status: 'queued' | 'failed', reason: string) =>
     sql`UPDATE messages m SET status = ${status}, last_error = ${reason}, failed_at = CASE WHEN ${status === 'failed'} THEN now() END

@@ -813,25 +813,33 @@ WITH
     SET
       status = 'delivered',
       attempts = u.attempts + 1,
-      last_status_code = u."statusCode",
+      last_status_code = u.status_code,
       last_error = NULL,
       last_attempt_at = u.at,
       next_attempt_at = NULL,
       delivered_at = u.at,
-      last_duration_ms = u."durationMs",
+      last_duration_ms = u.duration_ms,
       last_response_excerpt = u.excerpt
     FROM
-      json_to_recordset($1::json) AS u (
-        "accountId" bigint,
-        id bigint,
-        attempts int,
-        "statusCode" int,
-        at timestamptz,
-        "durationMs" int,
-        excerpt text
+      unnest(
+        $1::BIGINT[],
+        $2::BIGINT[],
+        $3::INT[],
+        $4::INT[],
+        $5::TIMESTAMPTZ[],
+        $6::INT[],
+        $7::TEXT[]
+      ) AS u (
+        account_id,
+        id,
+        attempts,
+        status_code,
+        at,
+        duration_ms,
+        excerpt
       )
     WHERE
-      d.account_id = u."accountId"
+      d.account_id = u.account_id
       AND d.id = u.id
       AND d.attempts = u.attempts
       AND d.status = 'pending'

@@ -367,16 +367,15 @@ export const webhookDeliveryQueries = {
   WHERE d.status = 'pending' AND coalesce(d.next_attempt_at, d.created_at) = ${batchAt(createdAtUs)} AND d.created_at = ${batchAt(createdAtUs)}
     AND d.account_id = ${accountId} AND d.webhook_id = ${webhookId} AND d.attempts = 0 AND d.event_id IS NOT NULL AND d.resend_of IS NULL
   ORDER BY d.id`.returns(TO_SEND_ROW),
-  /** The attempts as one JSON text: array parameters had pg format each Date and escape each excerpt into a literal. */
   markDelivered: (batch: readonly DeliveredAttempt[]) =>
     sql`WITH done AS (
     UPDATE webhook_deliveries d
-       SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u."statusCode", last_error = NULL,
-           last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u."durationMs",
+       SET status = 'delivered', attempts = u.attempts + 1, last_status_code = u.status_code, last_error = NULL,
+           last_attempt_at = u.at, next_attempt_at = NULL, delivered_at = u.at, last_duration_ms = u.duration_ms,
            last_response_excerpt = u.excerpt
-      FROM json_to_recordset(${JSON.stringify(batch)}::json) AS u("accountId" bigint, id bigint, attempts int,
-        "statusCode" int, at timestamptz, "durationMs" int, excerpt text)
-     WHERE d.account_id = u."accountId" AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
+      FROM unnest(${batch.map((a) => a.accountId)}::bigint[], ${batch.map((a) => a.id)}::bigint[], ${batch.map((a) => a.attempts)}::int[], ${batch.map((a) => a.statusCode)}::int[], ${batch.map((a) => a.at)}::timestamptz[], ${batch.map((a) => a.durationMs)}::int[], ${batch.map((a) => a.excerpt)}::text[])
+        AS u(account_id, id, attempts, status_code, at, duration_ms, excerpt)
+     WHERE d.account_id = u.account_id AND d.id = u.id AND d.attempts = u.attempts AND d.status = 'pending'
     RETURNING ${raw(ATTEMPTED_COLUMNS)}),
   logged AS (${raw(LOG_ATTEMPTS)})
   SELECT id FROM done`.returns(ID_ROW),
