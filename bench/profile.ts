@@ -131,10 +131,21 @@ class Inspector {
     };
   }
 
+  /** Retried while the process starts: a worker is connected to as it boots, before it takes jobs. */
   static async connect(port: number): Promise<Inspector> {
-    const [{ webSocketDebuggerUrl }] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
-      webSocketDebuggerUrl: string;
-    }[];
+    const list = async (): Promise<{ webSocketDebuggerUrl: string }[]> => {
+      for (let tries = 0; ; tries++) {
+        try {
+          return (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+            webSocketDebuggerUrl: string;
+          }[];
+        } catch (err) {
+          if (tries >= 100) throw err;
+          await sleep(50);
+        }
+      }
+    };
+    const [{ webSocketDebuggerUrl }] = await list();
     const ws = new WebSocket(webSocketDebuggerUrl);
     await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
     return new Inspector(ws);
@@ -296,11 +307,21 @@ function report(title: string, windowMs: number, units: number): void {
   );
 }
 
-/** The worker, with the CPU profiler, on the core the API had. */
+/** The worker's heap allocation and collections per unit of work, from its GC trace. */
+function allocatedPer(gc: GcSummary, units: number): string {
+  const pauseMs = gc.pausesMs.reduce((a, b) => a + b, 0);
+  return `${(gc.allocatedBytes / 1024 / units).toFixed(1)} KB allocated and ${((pauseMs * 1000) / units).toFixed(1)} µs of GC pauses (${gc.pausesMs.length} GCs)`;
+}
+
+/** The worker, with the CPU profiler (or with --alloc the inspector), on the core the API had. */
 async function startProfiledWorker() {
   return startNode(
     'worker',
-    [...CPU_PROF, `--cpu-prof-dir=${tmp}`, ...GC_TRACE_FLAGS, BUILD.replace('/api/', '/worker/')],
+    [
+      ...(ALLOC ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : [...CPU_PROF, `--cpu-prof-dir=${tmp}`]),
+      ...GC_TRACE_FLAGS,
+      BUILD.replace('/api/', '/worker/'),
+    ],
     { ...env, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_PORT: String(await freePort()) },
     tmp,
   );
@@ -329,13 +350,24 @@ async function profileDrain(apiKey: string, accountId: number): Promise<void> {
       ).rows[0].n,
     );
   const worker = await startProfiledWorker();
+  const inspector = ALLOC ? await Inspector.connect(INSPECT_PORT) : undefined;
+  const sampling = inspector && (await AllocationSampling.start(inspector));
+  const gc = new GcTrace(join(tmp, 'worker.out'));
+  gc.mark();
   const cpu0 = cpuMs(worker.pid);
   const rate = await drainRate(open, WEBHOOKS);
   const cpu = cpuMs(worker.pid) - cpu0;
+  const allocated = allocatedPer(await gc.since(), WEBHOOKS);
+  const allocations = await sampling?.stop(WEBHOOKS);
+  inspector?.close();
   await worker.stop();
   await pool.end();
+  if (allocations) {
+    process.stdout.write(`## messages: ${allocated} per message\n\n${allocations}\n`);
+    return;
+  }
   report(
-    `messages: ${WEBHOOKS} drained at ${Math.round(rate.perS)}/s, worker CPU ${Math.round((cpu * 1000) / WEBHOOKS)} µs per message (boot included)`,
+    `messages: ${WEBHOOKS} drained at ${Math.round(rate.perS)}/s, worker CPU ${Math.round((cpu * 1000) / WEBHOOKS)} µs per message (boot included), ${allocated} per message`,
     rate.seconds * 1000,
     WEBHOOKS,
   );
@@ -352,16 +384,29 @@ async function profileWorker(apiKey: string): Promise<void> {
   await queuePetCreated(url, apiKey, receiver.url, WEBHOOKS);
   await api.stop();
   const worker = await startProfiledWorker();
+  const inspector = ALLOC ? await Inspector.connect(INSPECT_PORT) : undefined;
+  const sampling = inspector && (await AllocationSampling.start(inspector));
+  const gc = new GcTrace(join(tmp, 'worker.out'));
+  gc.mark();
   const started = performance.now();
   const cpu0 = cpuMs(worker.pid);
   while (times.length < WEBHOOKS && performance.now() - started < 300_000) await sleep(20);
   const cpu = cpuMs(worker.pid) - cpu0;
+  const allocated = allocatedPer(await gc.since(), times.length);
+  const allocations = await sampling?.stop(times.length);
+  inspector?.close();
+  if (allocations) {
+    await worker.stop();
+    receiver.server.close();
+    process.stdout.write(`## webhooks: ${allocated} per delivery\n\n${allocations}\n`);
+    return;
+  }
   const windowMs = times[times.length - 1] - times[0];
   await worker.stop();
   receiver.server.close();
   report(
     `webhooks: ${times.length} of ${WEBHOOKS} delivered, ${Math.round((times.length - 1) / (windowMs / 1000))}/s ` +
-      `(first to last), worker CPU ${Math.round((cpu * 1000) / times.length)} µs per delivery (boot included)`,
+      `(first to last), worker CPU ${Math.round((cpu * 1000) / times.length)} µs per delivery (boot included), ${allocated} per delivery`,
     windowMs,
     times.length,
   );

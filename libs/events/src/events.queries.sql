@@ -4,16 +4,27 @@
 WITH
   input AS (
     SELECT
-      *
+      account_id,
+      type,
+      resource_type,
+      resource_id,
+      data,
+      traceparent,
+      coalesce(admin_only, FALSE) AS admin_only,
+      n
     FROM
-      unnest(
-        $1::BIGINT[],
-        $2::TEXT[],
-        $3::TEXT[],
-        $4::TEXT[],
-        $5::JSONB[],
-        $6::TEXT[],
-        $7::BOOLEAN[]
+      ROWS
+    FROM
+      (
+        json_to_recordset($1::json) AS (
+          "accountId" bigint,
+          type text,
+          "resourceType" text,
+          "resourceId" text,
+          data jsonb,
+          traceparent text,
+          "adminOnly" boolean
+        )
       ) WITH ORDINALITY AS i (
         account_id,
         type,

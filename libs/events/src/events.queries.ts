@@ -35,13 +35,13 @@ function page(
 
 export const eventQueries = {
   // The counter upsert row-locks (account, resource): concurrent emitters take 1, 2, ... in turn. An event no
-  // active webhook subscribes to is born fanned out, without a fan-out job: most events have no subscriber.
+  // active webhook subscribes to is born fanned out, without a fan-out job: most events have no subscriber. The events
+  // go as one JSON text: an array parameter per column had pg escape each event's data JSON into an array literal.
   record: (events: (NewDomainEvent & { traceparent: string | null })[]) =>
     sql`WITH input AS (
-    SELECT * FROM unnest(${events.map((e) => e.accountId)}::bigint[], ${events.map((e) => e.type)}::text[],
-      ${events.map((e) => e.resourceType)}::text[], ${events.map((e) => String(e.resourceId))}::text[],
-      ${events.map((e) => JSON.stringify(e.data))}::jsonb[], ${events.map((e) => e.traceparent)}::text[],
-      ${events.map((e) => e.adminOnly ?? false)}::boolean[])
+    SELECT account_id, type, resource_type, resource_id, data, traceparent, coalesce(admin_only, false) AS admin_only, n
+      FROM ROWS FROM (json_to_recordset(${JSON.stringify(events)}::json) AS ("accountId" bigint, type text,
+        "resourceType" text, "resourceId" text, data jsonb, traceparent text, "adminOnly" boolean))
       WITH ORDINALITY AS i(account_id, type, resource_type, resource_id, data, traceparent, admin_only, n)),
   seq AS (
     INSERT INTO event_sequences AS s (account_id, resource_type, resource_id, last)

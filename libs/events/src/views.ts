@@ -20,6 +20,14 @@ export function toPublicEvent(e: DomainEvent | JsonRow<DomainEvent>): PublicEven
     resourceId: e.resourceId,
     sequence: e.sequence,
     data: e.data,
-    createdAt: new Date(e.createdAt).toISOString(),
+    createdAt: isoOf(e.createdAt),
   };
+}
+
+/** row_to_json's UTC spelling with ms or finer (`…T07:20:00.123456+00:00`), cut as toISOString would spell it. */
+const JSON_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3,6}\+00:00$/;
+
+/** A webhook's event comes as row_to_json text: most are respelled without a Date (V8 parses this form slowly). */
+function isoOf(at: Date | string): string {
+  return typeof at === 'string' && JSON_UTC.test(at) ? `${at.slice(0, 23)}Z` : new Date(at).toISOString();
 }
