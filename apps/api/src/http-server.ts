@@ -82,7 +82,7 @@ export class ApiHttpServer {
       if (request.observed) return done();
       request.observed = true;
       const route = request.routeOptions.url;
-      // On the reply, not the raw response: a header set on the raw response sends every other through setHeader.
+      // On the reply, where the API sets its other headers.
       reply.header('X-Request-Id', log(request.raw, reply.raw, route));
       traceHttpRequest(request.raw, reply.raw, route, done);
     });

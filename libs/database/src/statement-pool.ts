@@ -7,8 +7,8 @@ export interface RecordingDriver {
   pool?: pg.Pool;
 }
 
-// TypeORM's documented `driver` option (default `require('pg')`): a query runner per statement cost a tenth of a
-// cached read's CPU (docs/internals/decisions/0057-statements-on-the-pool.md).
+// TypeORM's documented `driver` option (default `require('pg')`), so a read outside a transaction needs no query
+// runner of its own (docs/internals/decisions/0057-statements-on-the-pool.md).
 export function recordingDriver(): RecordingDriver {
   const driver: RecordingDriver = {
     ...pg,
