@@ -23,7 +23,11 @@ async function probe(api: ServiceProcess, apiKey: string, count: number, pauseMs
   return samples;
 }
 
-/** Streams a 10 MB JSON body (with Content-Length, or chunked) and times the answer. */
+/**
+ * Announces a 10 MB JSON body, with Content-Length (sends nothing more before the answer) or chunked (sends 160 KB,
+ * over the limit), then waits up to 2 s for the answer before sending the rest. A server that refuses closes the
+ * socket with the body unread; a client still writing then may get EPIPE before it reads the 413 (seen in CI).
+ */
 function bigBody(
   api: ServiceProcess,
   apiKey: string,
@@ -31,6 +35,7 @@ function bigBody(
 ): Promise<{ status: number; ms: number; code?: string }> {
   const t = Date.now();
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = request(`${api.url}/v1/keys`, {
       method: 'POST',
       headers: {
@@ -40,28 +45,43 @@ function bigBody(
       },
     });
     req.on('response', (res) => {
+      answered = true;
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () => {
         const body = /^\{/.test(text) ? (JSON.parse(text) as { code?: string }) : {};
         resolve({ status: res.statusCode ?? 0, ms: Date.now() - t, code: body.code });
+        req.destroy();
       });
     });
-    req.on('error', reject);
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
     const prefix = '{"name":"';
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let sent = prefix.length;
-    const pump = (): void => {
-      while (sent < TEN_MB) {
-        const piece = chunk.subarray(0, Math.min(chunk.length, TEN_MB - sent));
+    const pump = (until: number): void => {
+      while (sent < until && !answered) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, until - sent));
         sent += piece.length;
-        if (!req.write(piece)) return void req.once('drain', pump);
+        if (!req.write(piece)) return void req.once('drain', () => pump(until));
       }
+      if (answered) return;
+      if (sent < TEN_MB) return void setTimeout(() => pump(TEN_MB), 2_000);
       req.end();
     };
-    req.write(prefix);
-    pump();
+    if (chunked) {
+      req.write(prefix);
+      pump(160 * 1024);
+    } else {
+      req.flushHeaders();
+      setTimeout(() => {
+        if (answered) return;
+        req.write(prefix);
+        pump(TEN_MB);
+      }, 2_000);
+    }
   });
 }
 
