@@ -6,6 +6,8 @@
 // ts-jest transpiles only (isolatedModules): types are checked once by `tsc --noEmit`.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }];
 const moduleNameMapper = {
+  // A relative import written `./x.js` for Node's ESM resolution (the CLI's lazy `import('./runtime.js')`) is `./x.ts` here.
+  '^(\\.{1,2}/.*)\\.js$': '$1',
   '^@app/(.*)$': '<rootDir>/libs/$1/src',
   '^@petstore/client$': '<rootDir>/packages/client/src',
 };

@@ -1,3 +1,4 @@
+import { isNativeError } from 'node:util/types';
 import { PetstoreClient, PetstoreError } from '@petstore/client';
 import type { Event } from '@petstore/client';
 import { generateWebhookSecret, standardWebhookHeaders } from '@app/webhooks';
@@ -12,6 +13,8 @@ export interface ListenOptions {
   json: boolean;
   /** Print the secret (after checking the key) and return. */
   printSecret?: boolean;
+  /** Where the secrets are kept (configDir). */
+  secretsDir: string;
 }
 
 /** Where `listen` writes: `print` its output (stdout), `warn` what goes wrong meanwhile (stderr). */
@@ -83,7 +86,7 @@ export function unreachableReason(err: unknown): string {
     if (typeof code === 'string' && REASONS[code]) return REASONS[code];
   }
   if ((err as Error).name === 'TimeoutError') return 'timed out';
-  return printable(cause instanceof Error ? cause.message : (err as Error).message);
+  return printable(isNativeError(cause) ? cause.message : (err as Error).message);
 }
 
 /**
@@ -109,7 +112,12 @@ async function checkKey(
         const hint = [401, 403].includes(err.status) ? ': check --api-key (or PETSTORE_API_KEY) and --base-url' : '';
         throw new Error(`${printable(err.message)} (HTTP ${err.status} ${printable(err.code)})${hint}`);
       }
-      if (!(err instanceof PetstoreError) && !(err instanceof TypeError) && (err as Error).name !== 'TimeoutError')
+      // By name: fetch's TypeError comes from Node's realm, not the caller's when runCli runs under Jest.
+      if (
+        !(err instanceof PetstoreError) &&
+        (err as Error).name !== 'TypeError' &&
+        (err as Error).name !== 'TimeoutError'
+      )
         throw err;
       why = err instanceof PetstoreError ? `HTTP ${err.status} ${printable(err.code)}` : unreachableReason(err);
     }
@@ -136,7 +144,7 @@ export async function listen(options: ListenOptions, out: ListenOutput, signal: 
     timeout: 10_000,
   });
   const account = await checkKey(check, options.baseUrl, warn, signal);
-  const secret = stableSecret(options.baseUrl, account.id, generateWebhookSecret);
+  const secret = stableSecret(options.secretsDir, options.baseUrl, account.id, generateWebhookSecret);
   if (options.printSecret) {
     print(options.json ? JSON.stringify({ secret, accountId: account.id }) : secret);
     return;
@@ -186,8 +194,7 @@ export async function listen(options: ListenOptions, out: ListenOutput, signal: 
         status = answer.status;
       } catch (err) {
         if (signal.aborted) return;
-        error =
-          (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+        error = isNativeError((err as Error).cause) ? ((err as Error).cause as Error).message : (err as Error).message;
       }
       // Every field but the receiver's status may come from the server (or echo it, as an error about a header).
       const [type, shownId, shownError] = [
@@ -203,7 +210,7 @@ export async function listen(options: ListenOptions, out: ListenOutput, signal: 
     }
   } catch (err) {
     // An error answer's message is the server's text too.
-    if (err instanceof Error) err.message = printable(err.message);
+    if (isNativeError(err)) err.message = printable(err.message);
     throw err;
   }
 }

@@ -15,5 +15,6 @@ export { FulfilmentQueue } from '@app/store';
 export { resealWebhookSecrets, WebhookQueue, WebhookSecretBox } from '@app/webhooks';
 export { CliModule } from './cli.module';
 export { DemoSeeder } from './demo-seeder';
+export { configDir } from './listen-secrets';
 export { listen } from './listen.command';
 export { NOT_TRIGGERABLE, TRIGGERS, trigger } from './trigger.command';

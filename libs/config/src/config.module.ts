@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Clock } from './clock';
 import { AppConfig, loadConfig } from './config';
 
@@ -9,3 +9,16 @@ import { AppConfig, loadConfig } from './config';
   exports: [AppConfig, Clock],
 })
 export class ConfigModule {}
+
+/** ConfigModule's providers, with an AppConfig loaded from another environment than the process's (the CLI's `io.env`). */
+@Global()
+@Module({})
+export class LoadedConfigModule {
+  static of(config: AppConfig): DynamicModule {
+    return {
+      module: LoadedConfigModule,
+      providers: [{ provide: AppConfig, useValue: config }, Clock],
+      exports: [AppConfig, Clock],
+    };
+  }
+}

@@ -6,7 +6,7 @@ import { createAccount, RunningApi, startApi } from '../../support/test-apps';
 import { eventually, HttpClient } from '../../support/http';
 import { expectErrorBody, expectRateLimitHeaders } from '../../support/expect-error';
 import { TcpProxy } from '../../support/tcp-proxy';
-import { cli, cliWithEnv } from '../../support/cli';
+import { cli, cliProcess } from '../../support/cli';
 
 /** Every secret this file sees, to prove none of them reaches the log. */
 const secrets: string[] = [];
@@ -399,11 +399,11 @@ describe('API keys, scopes and tenancy', () => {
       expect((await a.get('/v1/account')).body.plan).toBe('pro');
     });
 
-    it('prints its own error and nothing else while Redis is down (no library stack traces)', async () => {
+    it('prints its own error and nothing else while Redis is down (no library stack traces, a process)', async () => {
       const down = await TcpProxy.inFrontOf(api.config.redisUrl);
       await down.stop(); // its port now refuses connections
       const args = ['--account', String(account.accountId), '--plan', 'enterprise', '--limit-minute', '0'];
-      await expect(cliWithEnv({ REDIS_URL: down.url }, 'account:set-plan', ...args)).rejects.toMatchObject({
+      await expect(cliProcess({ REDIS_URL: down.url }, 'account:set-plan', ...args)).rejects.toMatchObject({
         code: 1,
         stderr: 'error: limitPerMinute: enterprise accounts need a positive integer limit (at most 2147483647)\n',
       });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { cliWithEnv } from '../../support/cli';
 
 const exec = promisify(execFile);
 
@@ -47,7 +48,7 @@ describe('operator CLI: --help and --version without the app', () => {
   });
 
   it('a command still loads the app (and names the unreachable Postgres)', async () => {
-    await expect(cliLoading('account:list')).rejects.toMatchObject({
+    await expect(cliWithEnv(NOWHERE, 'account:list')).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/^error: Postgres at 127\.0\.0\.1:1 \(DATABASE_URL\) unreachable/),
     });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
+import { cliEnv, runCliCollecting } from '../../support/cli';
 import { eventually, HttpClient } from '../../support/http';
 import { createAccount, RunningApi, startApi } from '../../support/test-apps';
 import { WebhookReceiver } from '@app/testing';
@@ -17,27 +18,17 @@ const home = mkdtempSync(join(tmpdir(), 'petstore-listen-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 const configHome = join(home, 'config');
 
-/** `npx petstore listen ...` through package.json's bin, its stdout lines collected as they come. */
-class Listener {
+/** A running `petstore listen ...`, its stdout lines collected as they come. */
+abstract class Listener {
   readonly lines: string[] = [];
   /** What it wrote to stderr. */
   readonly errors: string[] = [];
-  readonly child: ChildProcess;
+  /** Its exit code, once it exited by itself or was stopped. */
+  abstract readonly exited: Promise<number | null>;
+  protected readonly env: NodeJS.ProcessEnv;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(process.execPath, ['bin/petstore.mjs', 'listen', ...args], {
-      env: {
-        ...process.env,
-        PETSTORE_API_KEY: undefined,
-        LOG_FILE: '',
-        HOME: home,
-        XDG_CONFIG_HOME: configHome,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    createInterface({ input: this.child.stdout! }).on('line', (line) => this.lines.push(line));
-    this.child.stderr!.on('data', (chunk: Buffer) => this.errors.push(chunk.toString()));
+  constructor(env: NodeJS.ProcessEnv) {
+    this.env = { PETSTORE_API_KEY: undefined, HOME: home, XDG_CONFIG_HOME: configHome, ...env };
   }
 
   async line(n: number, timeoutMs = 15_000): Promise<string> {
@@ -51,21 +42,62 @@ class Listener {
 
   /** Its exit code, once it exited by itself (within timeoutMs). */
   async exit(timeoutMs = 30_000): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
-    const [code] = (await Promise.race([
-      once(this.child, 'exit'),
-      new Promise((_, reject) =>
-        setTimeout(() => reject(new Error(`still running; stderr: ${this.errors.join('')}`)), timeoutMs),
-      ),
-    ])) as [number | null];
-    return code;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.exited,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`still running; stderr: ${this.errors.join('')}`)), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
-    this.child.kill('SIGINT');
-    const [code] = await once(this.child, 'exit');
-    return code as number | null;
+  /** Ctrl-C, then its exit code. */
+  abstract stop(): Promise<number | null>;
+}
+
+/** In this process (runCli): stopped through its AbortSignal. */
+class InProcessListener extends Listener {
+  readonly exited: Promise<number>;
+  private readonly controller = new AbortController();
+
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    super(env);
+    this.exited = runCliCollecting(this.env, ['listen', ...args], {
+      signal: this.controller.signal,
+      onStdoutLine: (line) => this.lines.push(line),
+      onStderrLine: (line) => this.errors.push(`${line}\n`),
+    }).then(({ code }) => code);
+  }
+
+  stop(): Promise<number> {
+    this.controller.abort();
+    return this.exited;
+  }
+}
+
+/** `npx petstore listen ...` through package.json's bin, a process of its own: stopped with SIGINT. */
+class ProcessListener extends Listener {
+  readonly exited: Promise<number | null>;
+  readonly child: ChildProcess;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    super(env);
+    this.child = spawn(process.execPath, ['bin/petstore.mjs', 'listen', ...args], {
+      env: cliEnv(this.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.exited = once(this.child, 'exit').then(([code]) => code as number | null);
+    createInterface({ input: this.child.stdout! }).on('line', (line) => this.lines.push(line));
+    this.child.stderr!.on('data', (chunk: Buffer) => this.errors.push(chunk.toString()));
+  }
+
+  stop(): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill('SIGINT');
+    return this.exited;
   }
 }
 
@@ -101,7 +133,7 @@ describe('npx petstore listen', () => {
     const categoryId = (await http.post('/v1/categories', { name: 'dogs' })).body.id as number;
     await streamsOpen(0);
     const args = ['--api-key', apiKey, '--base-url', api.url, '--forward-to', receiver.url, '--events', 'pet.created'];
-    const listener = new Listener(json ? [...args, '--json'] : args);
+    const listener = new InProcessListener(json ? [...args, '--json'] : args);
     listeners.push(listener);
     const newPet = async (name: string) => (await http.post('/v1/pets', { name, categoryId })).body.id as number;
     return { listener, newPet };
@@ -144,15 +176,21 @@ describe('npx petstore listen', () => {
     const admin = new HttpClient(api.url, apiKey);
     const key = (await admin.post('/v1/keys', { name: 'listening', scopes: ['read'] })).body;
     await streamsOpen(0);
-    const listener = new Listener(['--api-key', key.secret, '--base-url', api.url, '--forward-to', receiver.url]);
+    const listener = new InProcessListener([
+      '--api-key',
+      key.secret,
+      '--base-url',
+      api.url,
+      '--forward-to',
+      receiver.url,
+    ]);
     listeners.push(listener);
     await listener.line(1);
     await streamsOpen(1);
     // Listened for first: the stream may end before the DELETE's answer arrives.
-    const exited = once(listener.child, 'exit');
+    const exited = listener.exited;
     expect((await admin.delete(`/v1/keys/${key.id}`)).status).toBe(204);
-    const [code] = await exited;
-    expect(code).toBe(1);
+    expect(await exited).toBe(1);
     expect(listener.errors.join('')).toMatch(/^error: The API key was revoked/m);
   });
 
@@ -169,9 +207,9 @@ describe('npx petstore listen', () => {
     expect(await listener.stop()).toBe(0);
   });
 
-  it('says Ready! in plain text with the account and the secret', async () => {
+  it('says Ready! in plain text with the account and the secret; Ctrl-C ends it with 0 (through the bin, a process)', async () => {
     const { accountId, apiKey } = await createAccount(api);
-    const listener = new Listener(['--api-key', apiKey, '--base-url', api.url, '--forward-to', receiver.url]);
+    const listener = new ProcessListener(['--api-key', apiKey, '--base-url', api.url, '--forward-to', receiver.url]);
     listeners.push(listener);
     expect(await listener.line(1)).toMatch(
       new RegExp(
@@ -182,7 +220,7 @@ describe('npx petstore listen', () => {
   });
 
   it("a refused key: the API's message on stderr, nothing on stdout, exit code 1", async () => {
-    const listener = new Listener([
+    const listener = new InProcessListener([
       '--api-key',
       'pst_not_a_real_key_at_all',
       '--base-url',
@@ -198,7 +236,14 @@ describe('npx petstore listen', () => {
 
   it('an API it cannot reach: each retry said on stderr, then exit code 1', async () => {
     const baseUrl = `http://127.0.0.1:${await freePort()}/`;
-    const listener = new Listener(['--api-key', 'pst_whatever', '--base-url', baseUrl, '--forward-to', receiver.url]);
+    const listener = new InProcessListener([
+      '--api-key',
+      'pst_whatever',
+      '--base-url',
+      baseUrl,
+      '--forward-to',
+      receiver.url,
+    ]);
     listeners.push(listener);
     expect(await listener.exit(40_000)).toBe(1);
     expect(listener.lines).toEqual([]);
@@ -221,7 +266,15 @@ describe('npx petstore listen', () => {
     const { apiKey } = await createAccount(api);
     const other = await createAccount(api);
     const run = async (key: string) => {
-      const listener = new Listener(['--api-key', key, '--base-url', api.url, '--forward-to', receiver.url, '--json']);
+      const listener = new InProcessListener([
+        '--api-key',
+        key,
+        '--base-url',
+        api.url,
+        '--forward-to',
+        receiver.url,
+        '--json',
+      ]);
       listeners.push(listener);
       const { secret } = JSON.parse(await listener.line(1)) as { secret: string };
       expect(await listener.stop()).toBe(0);
@@ -235,10 +288,16 @@ describe('npx petstore listen', () => {
     expect(statSync(join(configHome, 'petstore')).mode & 0o077).toBe(0);
 
     // No --forward-to needed: it checks the key, prints the secret alone and exits.
-    const printing = new Listener(['--api-key', apiKey, '--base-url', api.url, '--print-secret']);
+    const printing = new InProcessListener(['--api-key', apiKey, '--base-url', api.url, '--print-secret']);
     expect(await printing.exit()).toBe(0);
     expect(printing.lines).toEqual([first]);
-    const refused = new Listener(['--api-key', 'pst_not_a_real_key_at_all', '--base-url', api.url, '--print-secret']);
+    const refused = new InProcessListener([
+      '--api-key',
+      'pst_not_a_real_key_at_all',
+      '--base-url',
+      api.url,
+      '--print-secret',
+    ]);
     expect(await refused.exit()).toBe(1);
     expect(refused.lines).toEqual([]);
   });
@@ -297,7 +356,10 @@ describe('npx petstore listen against a server it does not trust', () => {
   const listeners: Listener[] = [];
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const start = (args: string[], env: NodeJS.ProcessEnv = {}) => {
-    const listener = new Listener(['--base-url', server.url, '--forward-to', `${server.url}/hook`, ...args], env);
+    const listener = new InProcessListener(
+      ['--base-url', server.url, '--forward-to', `${server.url}/hook`, ...args],
+      env,
+    );
     listeners.push(listener);
     return listener;
   };

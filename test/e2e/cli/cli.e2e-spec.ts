@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hashApiKey } from '@app/access';
-import { cli, cliWithEnv, npxPetstore } from '../../support/cli';
+import { cli, cliProcess, cliWithEnv, npxPetstore } from '../../support/cli';
 
 interface Created {
   accountId: number;
@@ -49,8 +49,8 @@ describe('operator CLI: help, errors, listings', () => {
     expect(JSON.parse(stdout)).toMatchObject({ name: 'piped', plan: 'pro', apiKey: expect.stringMatching(/^pst_/) });
   });
 
-  it('an unknown command is named in the error, with exit code 2', async () => {
-    await expect(cli('acount:create', '--name', 'x')).rejects.toMatchObject({
+  it('an unknown command is named in the error, with exit code 2 (the built file, a process)', async () => {
+    await expect(cliProcess({}, 'acount:create', '--name', 'x')).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/^error: unknown command 'acount:create'\n/),
     });

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { cli } from '../../support/cli';
 import { RunningApi, startApi, startApiWithAccount } from '../../support/test-apps';
 import { HttpClient, eventually } from '../../support/http';
 import { expectErrorBody, RATE_LIMIT_HEADERS } from '../../support/expect-error';
-
-const exec = promisify(execFile);
 
 describe('foundation: error model, request ids, health, documents', () => {
   let api: RunningApi;
@@ -101,24 +98,17 @@ describe('foundation: error model, request ids, health, documents', () => {
 
 describe('foundation: operator CLI', () => {
   it('account:create --json prints one JSON line with accountId and a working apiKey', async () => {
-    const { stdout } = await exec(
-      process.execPath,
-      [
-        'dist/apps/cli/src/main.js',
-        'account:create',
-        '--name',
-        'cli test',
-        '--plan',
-        'enterprise',
-        '--limit-minute',
-        '5000',
-        '--limit-day',
-        '90000',
-        '--json',
-      ],
-      {
-        env: { ...process.env, LOG_FILE: '' },
-      },
+    const { stdout } = await cli(
+      'account:create',
+      '--name',
+      'cli test',
+      '--plan',
+      'enterprise',
+      '--limit-minute',
+      '5000',
+      '--limit-day',
+      '90000',
+      '--json',
     );
     const lines = stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -141,12 +131,8 @@ describe('foundation: operator CLI', () => {
   });
 
   it('refuses an enterprise account without limits, naming the problem', async () => {
-    await expect(
-      exec(
-        process.execPath,
-        ['dist/apps/cli/src/main.js', 'account:create', '--name', 'x', '--plan', 'enterprise', '--json'],
-        { env: { ...process.env, LOG_FILE: '' } },
-      ),
-    ).rejects.toMatchObject({ stderr: expect.stringContaining('limitPerMinute') });
+    await expect(cli('account:create', '--name', 'x', '--plan', 'enterprise', '--json')).rejects.toMatchObject({
+      stderr: expect.stringContaining('limitPerMinute'),
+    });
   });
 });
