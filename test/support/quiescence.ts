@@ -31,21 +31,27 @@ export async function passes<K extends string>(
 export const sweepPasses = (worker: INestApplicationContext, count: number, timeoutMs?: number) =>
   passes(worker.get<LostJobSweepService>(LostJobSweepService), 'sweepOnce', count, timeoutMs);
 
-/** Resolves once this worker has completed `runs` jobs of `job` taken after this call (a scheduled job's runs). */
+/**
+ * Resolves once the workers have completed `runs` jobs of `job` taken after this call (a scheduled job's runs), with
+ * the times those runs began: a run under way at the call does not count.
+ */
 export async function jobRuns(
-  worker: INestApplicationContext,
+  workers: INestApplicationContext | INestApplicationContext[],
   job: Pick<JobDefinition, 'name'>,
   runs: number,
   timeoutMs?: number,
-): Promise<void> {
-  let completed = 0;
-  const onCompleted = (done: Job) => (completed += done.name === job.name ? 1 : 0);
-  const consumers = worker.get(QueueWorkers).consumers.map((c) => c.worker);
-  for (const consumer of consumers) consumer.on('completed', onCompleted);
+): Promise<number[]> {
+  const began = new Map<string | undefined, number>();
+  const completed: number[] = [];
+  const onActive = (taken: Job) => taken.name === job.name && began.set(taken.id, Date.now());
+  const onCompleted = (done: Job) => began.has(done.id) && completed.push(began.get(done.id)!);
+  const consumers = [workers].flat().flatMap((worker) => worker.get(QueueWorkers).consumers.map((c) => c.worker));
+  for (const consumer of consumers) consumer.on('active', onActive).on('completed', onCompleted);
   try {
-    await eventually(async () => completed >= runs, timeoutMs);
+    await eventually(async () => completed.length >= runs, timeoutMs);
+    return completed.slice(0, runs);
   } finally {
-    for (const consumer of consumers) consumer.off('completed', onCompleted);
+    for (const consumer of consumers) consumer.off('active', onActive).off('completed', onCompleted);
   }
 }
 

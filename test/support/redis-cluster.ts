@@ -61,6 +61,9 @@ export class RedisCluster {
           '',
           '--appendonly',
           'no',
+          // A replica's first sync starts at once, not after the 5 s a master waits for more replicas to join it.
+          '--repl-diskless-sync-delay',
+          '0',
           '--loglevel',
           'warning',
           '--logfile',

@@ -51,6 +51,8 @@ describe('on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       // BullMQ's stalled check returns it (2 x JOB_LOCK_MS; 60 s at the default): short here.
       JOB_LOCK_MS: '2000',
       WORKER_STALL_MS: '10000',
+      // Closed after the last test has left slots without a master, the worker waits out the whole grace (10 s).
+      SHUTDOWN_GRACE_MS: '1000',
     };
     worker = await startWorker(workerEnv);
     receiver = await new WebhookReceiver().start();

@@ -6,8 +6,11 @@ import { freePort } from '../../support/free-port';
 const root = join(__dirname, '..', '..', '..');
 const FRAME_END = /└─+┘\n/;
 
-/** `npm start` (scripts/start.mjs) on free ports, both streams in one pipe as a terminal shows them; back once framed. */
-async function npmStart() {
+/**
+ * `npm start` (scripts/start.mjs) on free ports, both streams in one pipe as a terminal shows them; back once framed,
+ * and `settleMs` later for a test of what comes after the frame.
+ */
+async function npmStart(settleMs = 0) {
   const [port, workerPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -27,8 +30,7 @@ async function npmStart() {
   const run = { start, output: '', exit: new Promise<number | null>((resolve) => start.once('exit', resolve)) };
   start.stdout?.on('data', (d: Buffer) => (run.output += d.toString()));
   await eventually(async () => FRAME_END.test(run.output), 90_000);
-  // Anything the apps still had to say would come now.
-  await new Promise((r) => setTimeout(r, 1_000));
+  await new Promise((r) => setTimeout(r, settleMs));
   return run;
 }
 
@@ -42,7 +44,8 @@ describe('npm start, the first screen', () => {
   let exit: Promise<number | null>;
 
   beforeAll(async () => {
-    const run = await npmStart();
+    // Anything the apps still had to say would come within a second.
+    const run = await npmStart(1_000);
     start = run.start;
     exit = run.exit;
     output = run.output;

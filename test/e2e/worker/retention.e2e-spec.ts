@@ -2,15 +2,17 @@ import { INestApplicationContext } from '@nestjs/common';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { TIME_ORDERED_ID_SCALE } from '@app/database';
+import { rangePartitions, TIME_ORDERED_ID_SCALE } from '@app/database';
 import { newMessageId } from '@app/messages';
-import { MaintenanceQueue } from '@app/jobs';
+import { JobCatalog, MaintenanceQueue, RetentionJob } from '@app/jobs';
+import { WORKER_FEATURES } from '../../../apps/worker/src/worker.module';
 import { expectErrorBody } from '../../support/expect-error';
 import { eventually, HttpClient } from '../../support/http';
+import { jobRuns } from '../../support/quiescence';
 import { closeAll, createAccount, RunningApi, startApi, startWorker } from '../../support/test-apps';
 import { WebhookReceiver } from '@app/testing';
 
-/** Finished records past retention are removed by the worker's job, by dropping whole partitions (2-second ones here). */
+/** Finished records past retention are removed by the worker's job, by dropping whole partitions (1-second ones here). */
 describe('retention', () => {
   let api: RunningApi;
   let workers: INestApplicationContext[];
@@ -19,18 +21,23 @@ describe('retention', () => {
   let client: HttpClient;
   let accountId: number;
 
-  const seconds = (s: number) => String(s / 86_400);
+  // The smallest scale the config allows (a partition is at least a second): each wait below is a few of them.
+  const WIDTH_MS = 1_000;
+  const MESSAGES_MS = 3_000;
+  const EVENTS_MS = 4_000;
+  const days = (ms: number) => String(ms / 86_400_000);
   const RETENTION = {
     RETENTION_INTERVAL_MS: '500',
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
-    PARTITION_WIDTH_SECONDS: '2',
+    PARTITION_WIDTH_SECONDS: String(WIDTH_MS / 1000),
     PARTITIONS_AHEAD: '2',
-    RETENTION_MESSAGES_DAYS: seconds(6),
-    RETENTION_WEBHOOK_DELIVERIES_DAYS: seconds(6),
-    RETENTION_EVENTS_DAYS: seconds(8),
-    WEBHOOK_MAX_AGE_SECONDS: '5',
+    RETENTION_MESSAGES_DAYS: days(MESSAGES_MS),
+    RETENTION_WEBHOOK_DELIVERIES_DAYS: days(MESSAGES_MS),
+    RETENTION_EVENTS_DAYS: days(EVENTS_MS),
+    // Below the events' retention, as the config requires.
+    WEBHOOK_MAX_AGE_SECONDS: String(EVENTS_MS / 1000 - 1),
   };
-  /** Time enough for a partition to end, pass the longest retention and meet the next run. */
+  /** How long a drop that is due may take: a partition's end, the longest retention and a run are seconds. */
   const EXPIRY_MS = 20_000;
 
   beforeAll(async () => {
@@ -65,9 +72,20 @@ describe('retention', () => {
   const exists = async (relation: string) =>
     (await db.query(`SELECT to_regclass($1) IS NOT NULL AS e`, [relation]))[0].e as boolean;
 
+  /**
+   * Waits until the partition's rows are all past `keepMs`, then for two retention runs begun after that (on either
+   * worker): a partition still there then was kept, not waiting for its turn.
+   */
+  async function pastRetention(table: string, partition: string, keepMs: number): Promise<void> {
+    const { partitioned } = new JobCatalog(WORKER_FEATURES).retention.find((s) => s.partitioned?.table === table)!;
+    const { toMs } = (await rangePartitions(db, partitioned!)).find((p) => p.name === partition)!;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, toMs + keepMs - Date.now())));
+    await jobRuns(workers, RetentionJob, 2);
+  }
+
   it('drops the partition of processed messages past RETENTION_MESSAGES_DAYS (then 404), with their sequence counters', async () => {
     const old = await processedMessages(3);
-    // Partitions are 2 s wide: the three may straddle two.
+    // Partitions are a second wide: the three may straddle two.
     const partitions = [...new Set(await Promise.all(old.map((id) => partitionOf('messages', id))))];
     for (const partition of partitions) expect(partition).toMatch(/^messages_p\d{8}t\d{6}$/);
     await eventually(async () => !(await Promise.all(partitions.map((p) => exists(p!)))).includes(true), EXPIRY_MS);
@@ -90,7 +108,7 @@ describe('retention', () => {
       [newMessageId(parseInt(done[0].slice('msg_'.length, 'msg_'.length + 12), 16)), accountId],
     );
     const partition = await partitionOf('messages', id);
-    await new Promise((resolve) => setTimeout(resolve, EXPIRY_MS / 2));
+    await pastRetention('messages', partition!, MESSAGES_MS);
     expect(await partitionOf('messages', id)).toBe(partition);
     expect(await partitionOf('messages', done[0])).toBe(partition);
     await db.query(`DELETE FROM messages WHERE id = $1`, [id]);
@@ -106,8 +124,7 @@ describe('retention', () => {
     );
     const partition = await partitionOf('events', id);
     expect(partition).toMatch(/^events_p\d{8}t\d{6}$/);
-    // Past the period's end, the events' retention (8 s) and more than one run.
-    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    await pastRetention('events', partition!, EVENTS_MS);
     expect(await partitionOf('events', id)).toBe(partition);
     await db.query(`DELETE FROM events WHERE id = $1`, [id]);
     await eventually(async () => !(await exists(partition!)), EXPIRY_MS);
@@ -152,11 +169,13 @@ describe('retention', () => {
   });
 
   it('keeps the current period and PARTITIONS_AHEAD more created for every partitioned table', async () => {
+    // As of a run's start: a period that began since the last run has its partitions made ahead by the next.
+    const [began] = await jobRuns(workers, RetentionJob, 1);
     for (const table of ['messages', 'events', 'webhook_deliveries', 'usage_minutes']) {
       const [{ ahead }] = await db.query(
         `SELECT count(*)::int AS ahead FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
           WHERE i.inhparent = $1::regclass AND c.relname > $2`,
-        [table, `${table}_p${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15).toLowerCase()}`],
+        [table, `${table}_p${new Date(began).toISOString().replace(/[-:]/g, '').slice(0, 15).toLowerCase()}`],
       );
       expect({ table, ahead }).toEqual({ table, ahead: expect.any(Number) });
       expect(ahead).toBeGreaterThanOrEqual(2);
@@ -164,9 +183,10 @@ describe('retention', () => {
   });
 
   it('takes a row of a period no partition covers yet into the overflow partition, then into its own', async () => {
+    // Three periods past the last of those made ahead (the current one and two more).
     const [{ id }] = await db.query(
       `INSERT INTO messages (id, account_id, message, status, attempts) VALUES ($1, $2, 'ahead', 'processed', 1) RETURNING id`,
-      [newMessageId(Date.now() + 10_000), accountId],
+      [newMessageId(Date.now() + 6 * WIDTH_MS), accountId],
     );
     expect(await partitionOf('messages', id)).toBe('messages_overflow');
     await eventually(async () => (await partitionOf('messages', id))?.startsWith('messages_p'), EXPIRY_MS);
@@ -174,27 +194,31 @@ describe('retention', () => {
 
   it('drops partitions under load without losing a write or a read of a live row', async () => {
     const failures: string[] = [];
+    // `at`: sent then, so the message's id (and its partition's end) is no older.
     const live: { id: string; at: number }[] = [];
     let reads = 0;
-    // At least 14 s, then until the first partition is gone and enough reads were made, whatever the machine's speed.
+    // At least 8 periods, then until the first partition is gone and enough reads were made, whatever the machine's speed.
     const started = Date.now();
     let until = Number.POSITIVE_INFINITY;
+    // Younger than the messages' retention by half of it: never due for a drop.
+    const young = (m: { at: number }, now: number) => m.at > now - MESSAGES_MS / 2;
     const writer = async () => {
       while (Date.now() < until) {
+        const at = Date.now();
         const r = await client.post('/v1/messages', { message: 'under load' });
-        if (r.status === 202) live.push({ id: r.body.id, at: Date.now() });
+        if (r.status === 202) live.push({ id: r.body.id, at });
         else failures.push(`POST ${r.status}`);
       }
     };
     const reader = async () => {
       while (Date.now() < until) {
-        // Rows younger than the retention by a margin: never due for a drop.
-        const young = live.filter((m) => m.at > Date.now() - 3_000);
-        if (!young.length) {
+        const now = Date.now();
+        const readable = live.filter((m) => young(m, now));
+        if (!readable.length) {
           await new Promise((resolve) => setTimeout(resolve, 20));
           continue;
         }
-        const m = young[Math.floor(Math.random() * young.length)];
+        const m = readable[Math.floor(Math.random() * readable.length)];
         const r = await client.get(`/v1/messages/${m.id}`);
         reads++;
         if (r.status !== 200) failures.push(`GET ${m.id} ${r.status}`);
@@ -206,7 +230,7 @@ describe('retention', () => {
     const firstPartition = await partitionOf('messages', first);
     const watcher = async () => {
       while (Date.now() - started < 90_000) {
-        if (Date.now() - started > 14_000 && reads > 50 && !(await exists(firstPartition!))) break;
+        if (Date.now() - started > 8 * WIDTH_MS && reads > 50 && !(await exists(firstPartition!))) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       until = Date.now();
@@ -216,9 +240,10 @@ describe('retention', () => {
     expect(reads).toBeGreaterThan(50);
     // The load's first partition went while it ran.
     expect(await exists(firstPartition!)).toBe(false);
+    const lastYoung = live.filter((m) => young(m, until));
     const [{ kept }] = await db.query(`SELECT count(*)::int AS kept FROM messages WHERE id = ANY($1)`, [
-      live.filter((m) => m.at > until - 3_000).map((m) => m.id),
+      lastYoung.map((m) => m.id),
     ]);
-    expect(kept).toBe(live.filter((m) => m.at > until - 3_000).length);
+    expect(kept).toBe(lastYoung.length);
   }, 150_000);
 });
